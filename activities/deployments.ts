@@ -1,0 +1,90 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { and, eq, ne, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
+
+export type DeploymentPlan = {
+  deploymentId: string;
+  ruleId: string;
+  version: number;
+  content: string;
+  target: { id: string; name: string; kind: string; environment: string };
+};
+
+// Terminal states are never overwritten by a late or retried activity.
+const FINAL: DeploymentStatus[] = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'];
+
+export function createDeploymentActivities({ db }: { db: Db }) {
+  return {
+    /** Reads what a deployment will put on its target: the rule version's text and the target. */
+    async loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
+      const [row] = await db
+        .select({
+          ruleId: deployments.ruleId,
+          version: deployments.version,
+          content: ruleVersions.content,
+          targetId: targets.id,
+          targetName: targets.name,
+          targetKind: targets.kind,
+          environment: targets.environment,
+        })
+        .from(deployments)
+        .innerJoin(targets, eq(targets.id, deployments.targetId))
+        .innerJoin(
+          ruleVersions,
+          and(
+            eq(ruleVersions.tenantId, deployments.tenantId),
+            eq(ruleVersions.ruleId, deployments.ruleId),
+            eq(ruleVersions.version, deployments.version),
+          ),
+        )
+        .where(eq(deployments.id, deploymentId));
+      if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, 'DeploymentNotFound');
+      return {
+        deploymentId,
+        ruleId: row.ruleId,
+        version: row.version,
+        content: row.content,
+        target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment },
+      };
+    },
+
+    async setDeploymentStatus(input: { deploymentId: string; status: DeploymentStatus; error: string | null }): Promise<void> {
+      const ended = FINAL.includes(input.status);
+      await db
+        .update(deployments)
+        .set({ status: input.status, error: input.error, updatedAt: sql`now()`, ...(ended ? { endedAt: sql`now()` } : {}) })
+        .where(and(eq(deployments.id, input.deploymentId), sql`${deployments.status} not in ${FINAL}`));
+    },
+
+    /**
+     * Makes this deployment the active one of its rule on its target and supersedes the one before,
+     * in one transaction, so there is never zero or two active versions. Running it again is a no-op.
+     */
+    async activateDeployment({ deploymentId }: { deploymentId: string }): Promise<void> {
+      await db.transaction(async (tx) => {
+        const [me] = await tx.select().from(deployments).where(eq(deployments.id, deploymentId)).for('update');
+        if (!me) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} does not exist`, 'DeploymentNotFound');
+        if (me.status === 'active') return;
+        await tx
+          .update(deployments)
+          .set({ status: 'superseded', updatedAt: sql`now()`, endedAt: sql`now()` })
+          .where(
+            and(
+              eq(deployments.tenantId, me.tenantId),
+              eq(deployments.ruleId, me.ruleId),
+              eq(deployments.targetId, me.targetId),
+              eq(deployments.status, 'active'),
+              ne(deployments.id, me.id),
+            ),
+          );
+        await tx
+          .update(deployments)
+          .set({ status: 'active', error: null, activatedAt: sql`now()`, updatedAt: sql`now()` })
+          .where(eq(deployments.id, me.id));
+      });
+    },
+  };
+}
+
+export type DeploymentActivities = ReturnType<typeof createDeploymentActivities>;

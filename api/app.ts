@@ -1,0 +1,115 @@
+import crypto from 'node:crypto';
+import express, { type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { ApiDeps } from './context';
+import { auditRequests, auditSubject } from './audit/audit-recorder';
+import { parseRequest, expressPath, type RouteSpec } from './http/route';
+import { identifyAndLimit, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
+import { insufficientScope } from './http/problem';
+import { buildOpenApiDocument } from './openapi';
+import { apiKeyRoutes } from './settings/api-keys.routes';
+import { tenantRoutes } from './settings/tenants.routes';
+import { auditRoutes } from './settings/audit.routes';
+import { ruleRoutes } from './rules/rules.routes';
+import { deployRoutes } from './deployments/deploy.routes';
+import { notYetImplementedRoutes } from './not-yet-implemented.routes';
+
+export const API_BASE = '/api/v1';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type App = {
+  app: express.Express;
+  routes: RouteSpec<any, any, any>[];
+  /** Resolves when every audit row of finished requests is written. */
+  flushAudit(): Promise<void>;
+};
+
+export function buildApp(deps: ApiDeps): App {
+  const now = deps.now ?? (() => new Date());
+  const pendingAudit = new Set<Promise<unknown>>();
+  const flushAudit = async () => {
+    while (pendingAudit.size) await Promise.all([...pendingAudit]);
+  };
+
+  const routes: RouteSpec<any, any, any>[] = [
+    ...ruleRoutes(deps),
+    ...deployRoutes(deps),
+    ...apiKeyRoutes(deps),
+    ...tenantRoutes(deps),
+    ...auditRoutes(deps, flushAudit),
+    ...notYetImplementedRoutes(),
+  ];
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+
+  // Liveness and readiness for orchestrators: no auth, no rate limit, no audit.
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, string> = {};
+    try {
+      await deps.database.ping();
+      checks.database = 'ok';
+    } catch (err) {
+      checks.database = `error: ${(err as Error).message}`;
+    }
+    try {
+      await deps.temporal.client.connection.workflowService.getSystemInfo({});
+      checks.temporal = 'ok';
+    } catch (err) {
+      checks.temporal = `error: ${(err as Error).message}`;
+    }
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  const api = express.Router();
+  api.use(auditRequests(deps.database.db, deps.logger, pendingAudit));
+
+  const openapiDocument = buildOpenApiDocument(routes, deps.config.publicUrl ? `${deps.config.publicUrl.replace(/\/$/, '')}${API_BASE}` : API_BASE);
+  // The contract itself is public (no secrets in it), but still counted and audited.
+  api.get('/openapi.json', identifyAndLimit(deps.database.db, now, { requireAuth: false }), (_req, res) => {
+    auditSubject(res).route = '/openapi.json';
+    res.json(openapiDocument);
+  });
+
+  api.use(identifyAndLimit(deps.database.db, now, { requireAuth: true }));
+  api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+
+  for (const spec of routes) {
+    api[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
+      auditSubject(res).route = spec.path;
+      const auth = req.auth!;
+      if (spec.permission && !auth.permissions.has(spec.permission)) {
+        throw insufficientScope(`This operation needs the ${spec.permission} permission`);
+      }
+      if (spec.body) requireJsonBody(req);
+      const input = parseRequest(spec, req);
+      const result = await spec.handler({ ...input, auth, req, res });
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    });
+  }
+  api.use(unmatchedRoute);
+
+  app.use(API_BASE, api);
+  app.use(unmatchedRoute);
+  app.use(problemHandler(deps.logger));
+  return { app, routes, flushAudit };
+}

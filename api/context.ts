@@ -1,0 +1,28 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/env';
+import type { Database } from '../db/client';
+
+/** What the API needs from the outside world, wired by the process that runs it. */
+export type TemporalContext = {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  /** Base URL of the Temporal Web UI, for links to runs; absent when unknown. */
+  uiUrl: string | undefined;
+};
+
+export type ApiDeps = {
+  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl'>;
+  database: Database;
+  temporal: TemporalContext;
+  logger: Logger;
+  /** The clock for records and limits; tests may pin it. */
+  now?: () => Date;
+};
+
+export function runLink(temporal: TemporalContext, workflowId: string, runId: string | null): string | undefined {
+  if (!temporal.uiUrl) return undefined;
+  const base = `${temporal.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
+}

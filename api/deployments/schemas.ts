@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { openapi } from '../http/zod-openapi';
+import { DEPLOYMENT_STATUSES } from '../../db/schema';
+
+export const NoiseBudget = openapi(
+  z.object({ max_alerts_per_day: z.number().min(0).max(1_000_000_000) }).strict(),
+  'NoiseBudget',
+);
+
+export const DeployBody = openapi(
+  z
+    .object({
+      rule_id: z.string().min(1).max(200),
+      target: z.string().min(1).max(200),
+      approval_required: z.boolean().default(true),
+      noise_budget: NoiseBudget.optional(),
+      version: z.number().int().min(1).optional().describe('The rule version to deploy; the latest when absent'),
+    })
+    .strict(),
+  'DeployRequest',
+);
+
+export const RunLinks = z.object({
+  self: z.string(),
+  run: z.string().optional().describe('The run in the Temporal Web UI'),
+});
+
+export const WorkflowStarted = openapi(
+  z.object({
+    id: z.string(),
+    status: z.string(),
+    workflow_id: z.string(),
+    run_id: z.string().nullable(),
+    links: RunLinks,
+  }),
+  'WorkflowStarted',
+);
+
+export const Deployment = openapi(
+  z.object({
+    id: z.string(),
+    rule_id: z.string(),
+    version: z.number().int(),
+    target: z.string(),
+    environment: z.string(),
+    status: z.enum(DEPLOYMENT_STATUSES),
+    approval_required: z.boolean(),
+    noise_budget: NoiseBudget.nullable(),
+    requested_by: z.string().nullable(),
+    error: z.string().nullable(),
+    workflow_id: z.string(),
+    run_id: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    activated_at: z.string().nullable(),
+    ended_at: z.string().nullable(),
+    links: RunLinks,
+  }),
+  'Deployment',
+);
+
+export const IdempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .max(255)
+    .optional()
+    .describe('The same key from the same tenant returns the same resource and never starts a second run'),
+});
+
+export const WaitQuery = z
+  .object({ wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll for a final or active state') })
+  .strict();

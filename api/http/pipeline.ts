@@ -1,0 +1,115 @@
+import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/client';
+import { identify, type AuthContext } from '../auth/authenticate';
+import { auditSubject } from '../audit/audit-recorder';
+import { consumeRequest } from '../limits/rate-limit';
+import {
+  AppError,
+  PROBLEM_BASE,
+  malformedJson,
+  notFound,
+  payloadTooLarge,
+  tooManyRequests,
+  unauthorized,
+  unsupportedMediaType,
+  type Problem,
+} from './problem';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    auth?: AuthContext;
+  }
+}
+
+/**
+ * Identifies the caller and counts the request against its daily limit, before anything else runs.
+ * Requests that cannot be attributed to a tenant (no token, bad token) count against a bucket for
+ * their client address with the Free tier's limit, so guessing tokens is rate limited too.
+ */
+export function identifyAndLimit(db: Db, now: () => Date, options: { requireAuth: boolean }) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const at = now();
+    const identity = await identify(db, req, at);
+    const subject = auditSubject(res);
+    subject.tokenPrefix = identity.prefix;
+    if (identity.ok) {
+      subject.tokenId = identity.auth.tokenId;
+      subject.tenantId = identity.auth.tenantId;
+    }
+    const state = identity.ok
+      ? await consumeRequest(db, `tenant:${identity.auth.tenantId}`, identity.auth.tier, at)
+      : await consumeRequest(db, `anon:${req.ip ?? 'unknown'}`, 'free', at);
+    res.setHeader('X-RateLimit-Limit', String(state.limit));
+    res.setHeader('X-RateLimit-Remaining', String(state.remaining));
+    res.setHeader('X-RateLimit-Reset', String(state.reset));
+    if (state.exceeded) {
+      const retryAfter = Math.max(1, state.reset - Math.floor(at.getTime() / 1000));
+      throw tooManyRequests(`The daily request limit of ${state.limit} is reached; it resets at ${new Date(state.reset * 1000).toISOString()}`, retryAfter);
+    }
+    if (identity.ok) req.auth = identity.auth;
+    else if (options.requireAuth) throw unauthorized(identity.reason);
+    next();
+  };
+}
+
+export function requireJsonBody(req: Request): void {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    throw unsupportedMediaType(`The body must be application/json, not ${req.headers['content-type'] ?? 'unspecified'}`);
+  }
+}
+
+export const unmatchedRoute = (req: Request) => {
+  throw notFound(`No endpoint ${req.method} ${req.path}`);
+};
+
+type BodyParserError = Error & { type?: string; status?: number; limit?: number };
+
+function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  const e = err as BodyParserError;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return malformedJson(`The body is not valid JSON: ${e.message}`);
+    case 'entity.too.large':
+      return payloadTooLarge(`The body is larger than the limit of ${e.limit} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return unsupportedMediaType(e.message);
+    case 'request.aborted':
+      return new AppError(400, 'request-aborted', 'Request aborted', 'The client closed the request before its body arrived');
+    default:
+      return undefined;
+  }
+}
+
+export function sendProblem(req: Request, res: Response, err: AppError): void {
+  const body: Problem = {
+    type: PROBLEM_BASE + err.problem,
+    title: err.title,
+    status: err.status,
+    detail: err.message,
+    instance: req.originalUrl.split('?')[0]!,
+    request_id: String(req.id),
+    ...(err.extras.errors ? { errors: err.extras.errors } : {}),
+  };
+  for (const [name, value] of Object.entries(err.extras.headers ?? {})) res.setHeader(name, value);
+  res.status(err.status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+/** The one place errors become responses: known ones as their problem, anything else as a 500. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    let appError = toAppError(err);
+    if (!appError) {
+      logger.error({ err, requestId: req.id, method: req.method, path: req.path }, 'unhandled error');
+      appError = new AppError(500, 'internal', 'Internal error', `An unexpected error occurred; quote request id ${String(req.id)} when reporting it`);
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendProblem(req, res, appError);
+  };
+}

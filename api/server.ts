@@ -1,0 +1,33 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiDeps } from './context';
+import { buildApp } from './app';
+
+export type RunningApi = { url: string; server: http.Server; close(): Promise<void>; flushAudit(): Promise<void> };
+
+/** Listens on host:port (0 picks a free port) and closes gracefully: stop accepting, drain, flush audit. */
+export async function startApi(deps: ApiDeps, host: string, port: number): Promise<RunningApi> {
+  const { app, flushAudit } = buildApp(deps);
+  const server = http.createServer(app);
+  // Keep-alive longer than common load balancer idle timeouts, so they close first.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    server,
+    flushAudit,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      });
+      await flushAudit();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { openapi } from '../http/zod-openapi';
+import { PERMISSIONS } from '../auth/permissions';
+import { TIERS } from '../../config/env';
+
+const environmentName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -');
+
+export const CreateApiKeyBody = openapi(
+  z
+    .object({
+      name: z.string().min(1).max(200),
+      permissions: z.array(z.enum(PERMISSIONS)).min(1),
+      environments: z.array(environmentName).min(1).nullable().default(null).describe('null: every environment of the tenant'),
+      expires_at: z.iso.datetime({ offset: true }).nullable().default(null),
+    })
+    .strict(),
+  'CreateApiKey',
+);
+
+export const ApiKey = openapi(
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe('The first characters of the token, to recognise it'),
+    tenant_id: z.string(),
+    permissions: z.array(z.string()),
+    environments: z.array(z.string()).nullable(),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+  }),
+  'ApiKey',
+);
+
+export const CreatedApiKey = openapi(
+  ApiKey.extend({ token: z.string().describe('The token itself, shown only in this response') }),
+  'CreatedApiKey',
+);
+
+export const ApiKeyList = openapi(z.object({ items: z.array(ApiKey), next_cursor: z.string().nullable() }), 'ApiKeyList');
+
+export const IdParams = z.object({ id: z.string().min(1).max(200) }).strict();
+export const UuidParams = z.object({ id: z.uuid() }).strict();
+
+export const CreateTenantBody = openapi(
+  z
+    .object({
+      id: z.string().regex(/^[a-z0-9][a-z0-9_-]{1,62}$/, 'lowercase letters, digits, _ and -, 2 to 63 characters'),
+      name: z.string().min(1).max(200),
+      tier: z.enum(TIERS),
+      environments: z.array(environmentName).min(1).max(50).default(['dev', 'staging', 'prod']),
+    })
+    .strict(),
+  'CreateTenant',
+);
+
+export const UpdateTenantBody = openapi(
+  z
+    .object({ name: z.string().min(1).max(200).optional(), tier: z.enum(TIERS).optional() })
+    .strict()
+    .refine((v) => v.name !== undefined || v.tier !== undefined, 'give name or tier'),
+  'UpdateTenant',
+);
+
+export const Tenant = openapi(
+  z.object({ id: z.string(), name: z.string(), tier: z.enum(TIERS), environments: z.array(z.string()), created_at: z.string() }),
+  'Tenant',
+);
+export const CreatedTenant = openapi(Tenant.extend({ admin_token: CreatedApiKey }), 'CreatedTenant');
+export const TenantList = openapi(z.object({ items: z.array(Tenant), next_cursor: z.string().nullable() }), 'TenantList');
+
+export const AuditEntry = openapi(
+  z.object({
+    id: z.number().int(),
+    at: z.string(),
+    request_id: z.string(),
+    token_id: z.string().nullable(),
+    token_prefix: z.string().nullable(),
+    tenant_id: z.string().nullable(),
+    method: z.string(),
+    route: z.string(),
+    path: z.string(),
+    status: z.number().int(),
+    duration_ms: z.number().int(),
+    client_ip: z.string().nullable(),
+    user_agent: z.string().nullable(),
+  }),
+  'AuditEntry',
+);
+export const AuditList = openapi(z.object({ items: z.array(AuditEntry), next_cursor: z.string().nullable() }), 'AuditList');
+export const AuditQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    cursor: z.string().max(512).optional(),
+    status: z.coerce.number().int().min(100).max(599).optional(),
+    token_id: z.uuid().optional(),
+  })
+  .strict();

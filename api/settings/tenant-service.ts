@@ -1,0 +1,131 @@
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { apiTokens, environments, targets, tenants, type TargetCostModel } from '../../db/schema';
+import type { Tier } from '../../config/env';
+import type { Permission } from '../auth/permissions';
+import { displayPrefix, generateToken, hashToken, isWellFormedToken } from '../auth/token-format';
+
+export const DEFAULT_TENANT_ID = 'default';
+export const DEFAULT_ENVIRONMENTS = ['dev', 'staging', 'prod'];
+/** The built-in embedded SIEM every tenant gets, in its first environment. */
+export const LOCAL_TARGET_NAME = 'local';
+
+export const DEFAULT_LOCAL_COST_MODEL: TargetCostModel = {
+  currency: 'USD',
+  price_per_gb_scanned: 0,
+  triage_minutes_per_alert: 15,
+  cost_per_analyst_hour: 75,
+};
+
+export type NewTenant = { id: string; name: string; tier: Tier; environments: string[] };
+
+/** Creates a tenant with its environments and built-in local target; false if the id is taken. */
+export async function createTenant(db: Db, input: NewTenant): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const inserted = await tx
+      .insert(tenants)
+      .values({ id: input.id, name: input.name, tier: input.tier })
+      .onConflictDoNothing()
+      .returning({ id: tenants.id });
+    if (inserted.length === 0) return false;
+    await tx.insert(environments).values(input.environments.map((name) => ({ tenantId: input.id, name })));
+    await tx.insert(targets).values({
+      tenantId: input.id,
+      name: LOCAL_TARGET_NAME,
+      kind: 'local',
+      environment: input.environments[0]!,
+      costModel: DEFAULT_LOCAL_COST_MODEL,
+      builtIn: true,
+    });
+    return true;
+  });
+}
+
+export type NewToken = {
+  tenantId: string;
+  name: string;
+  permissions: Permission[];
+  environments: string[] | null;
+  expiresAt: Date | null;
+  createdBy: string | null;
+  /** A caller-chosen token (bootstrap automation); generated when absent. */
+  token?: string;
+};
+
+export type CreatedToken = { id: string; token: string; displayPrefix: string; createdAt: Date };
+
+export async function createToken(db: Db, input: NewToken): Promise<CreatedToken> {
+  const token = input.token ?? generateToken();
+  if (!isWellFormedToken(token)) throw new Error('The chosen token is not a well-formed detflow token');
+  const [row] = await db
+    .insert(apiTokens)
+    .values({
+      tenantId: input.tenantId,
+      name: input.name,
+      displayPrefix: displayPrefix(token),
+      hash: hashToken(token),
+      permissions: input.permissions,
+      environments: input.environments,
+      expiresAt: input.expiresAt,
+      createdBy: input.createdBy,
+    })
+    .returning({ id: apiTokens.id, createdAt: apiTokens.createdAt });
+  return { id: row!.id, token, displayPrefix: displayPrefix(token), createdAt: row!.createdAt };
+}
+
+export async function environmentsExist(db: Db, tenantId: string, names: string[]): Promise<string[]> {
+  const rows = await db.select({ name: environments.name }).from(environments).where(eq(environments.tenantId, tenantId));
+  const known = new Set(rows.map((r) => r.name));
+  return names.filter((n) => !known.has(n));
+}
+
+export const ALL_PERMISSIONS: Permission[] = ['rules:read', 'rules:write', 'deploy', 'approve', 'admin', 'operator'];
+
+/**
+ * First start only: creates the `default` tenant and its admin token (every permission, operator
+ * included). Returns the token so the caller can print it once; null when the tenant already existed.
+ */
+export async function ensureBootstrap(
+  db: Db,
+  options: { tier: Tier; token: string | undefined },
+): Promise<string | null> {
+  const created = await createTenant(db, {
+    id: DEFAULT_TENANT_ID,
+    name: 'Default tenant',
+    tier: options.tier,
+    environments: DEFAULT_ENVIRONMENTS,
+  });
+  if (!created) {
+    // A fixed bootstrap token given after the first start is still honoured, so automation that
+    // sets DETFLOW_BOOTSTRAP_TOKEN keeps working across data resets of one side only.
+    if (options.token) await ensureFixedToken(db, options.token);
+    return null;
+  }
+  const { token } = await createToken(db, {
+    tenantId: DEFAULT_TENANT_ID,
+    name: 'bootstrap admin',
+    permissions: ALL_PERMISSIONS,
+    environments: null,
+    expiresAt: null,
+    createdBy: null,
+    ...(options.token ? { token: options.token } : {}),
+  });
+  return token;
+}
+
+async function ensureFixedToken(db: Db, token: string): Promise<void> {
+  const existing = await db
+    .select({ id: apiTokens.id })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.hash, hashToken(token)), eq(apiTokens.tenantId, DEFAULT_TENANT_ID)));
+  if (existing.length > 0) return;
+  await createToken(db, {
+    tenantId: DEFAULT_TENANT_ID,
+    name: 'bootstrap admin',
+    permissions: ALL_PERMISSIONS,
+    environments: null,
+    expiresAt: null,
+    createdBy: null,
+    token,
+  });
+}

@@ -1,0 +1,125 @@
+import path from 'node:path';
+import { loadConfig, ConfigError } from '../config/env';
+import { createLogger } from '../config/logger';
+import { databaseOptionsFromConfig, openDatabase } from '../db/client';
+import { ensureBootstrap } from '../api/settings/tenant-service';
+import { startApi } from '../api/server';
+import { resolveTemporalCli } from '../worker/temporal-cli';
+import { startTemporalDevServer, type DevServer } from '../worker/temporal-dev-server';
+import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
+import { createWorker } from '../worker/create-worker';
+
+/**
+ * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
+ * (unless TEMPORAL_ADDRESS is set), the database (PGlite unless DATABASE_URL is set), the worker and
+ * the API.
+ */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel);
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        logger.error({ err }, 'error while stopping');
+      }
+    }
+  };
+
+  try {
+    let address = config.temporal.address;
+    let uiUrl = config.temporal.uiUrl;
+    let devServer: DevServer | undefined;
+    if (!address) {
+      const cliPath = resolveTemporalCli({ cliPath: config.temporal.cliPath, log: (m) => logger.info(m) });
+      devServer = await startTemporalDevServer({
+        cliPath,
+        port: config.temporal.port,
+        uiPort: config.temporal.uiPort,
+        dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
+        namespace: config.temporal.namespace,
+        logFile: path.join(config.dataDir, 'temporal', 'server.log'),
+      });
+      stops.push(() => devServer!.stop());
+      address = devServer.address;
+      uiUrl ??= devServer.uiUrl;
+    }
+
+    const database = await openDatabase(databaseOptionsFromConfig(config));
+    stops.push(() => database.close());
+    await database.migrate();
+    const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
+
+    const client = await connectClient(address, config.temporal.namespace);
+    stops.push(() => client.connection.close());
+    if (!devServer) await ensureSearchAttributes(client, config.temporal.namespace);
+
+    const { worker, connection } = await createWorker({
+      address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      db: database.db,
+      logger,
+    });
+    const workerDone = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await workerDone;
+      await connection.close();
+    });
+
+    const api = await startApi(
+      {
+        config,
+        database,
+        logger,
+        temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
+      },
+      config.host,
+      config.port,
+    );
+    stops.push(() => api.close());
+
+    const lines = [
+      '',
+      'detflow is running',
+      `  API:           ${api.url}/api/v1   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+      `  Temporal UI:   ${uiUrl ?? '(not known: set TEMPORAL_UI_URL)'}`,
+      `  Temporal:      ${address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`,
+      `  Database:      ${database.kind === 'pglite' ? `PGlite in ${path.join(config.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    ];
+    if (bootstrapToken) {
+      lines.push('', `  Bootstrap admin token (shown once, keep it safe): ${bootstrapToken}`);
+    }
+    process.stdout.write(lines.join('\n') + '\n\n');
+
+    let stopping = false;
+    const onSignal = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      void stopAll().then(() => process.exit(0));
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    workerDone.catch(async (err: unknown) => {
+      logger.fatal({ err }, 'the worker stopped with an error');
+      await stopAll();
+      process.exit(1);
+    });
+  } catch (err) {
+    logger.fatal({ err }, 'detflow failed to start');
+    await stopAll();
+    process.exit(1);
+  }
+}
+
+void main();

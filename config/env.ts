@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * All configuration is environment variables, parsed once at start. A bad value stops the process
+ * with a message naming the variable, so a typo never silently falls back to a default.
+ */
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+export const TIERS = ['free', 'professional', 'enterprise', 'unlimited'] as const;
+export type Tier = (typeof TIERS)[number];
+
+const envSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('detflow'),
+  TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DETFLOW_BOOTSTRAP_TOKEN: optionalString,
+  DETFLOW_SECRET_KEY: optionalString,
+  DETFLOW_DEFAULT_TIER: z.enum(TIERS).default('enterprise'),
+  DETFLOW_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb').default('1mb'),
+  DETFLOW_PUBLIC_URL: optionalString,
+});
+
+export type AppConfig = {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+    port: number;
+    uiPort: number;
+    uiUrl: string | undefined;
+  };
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bootstrapToken: string | undefined;
+  secretKey: string | undefined;
+  defaultTier: Tier;
+  bodyLimit: string;
+  publicUrl: string | undefined;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      port: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL,
+    },
+    logLevel: e.LOG_LEVEL,
+    bootstrapToken: e.DETFLOW_BOOTSTRAP_TOKEN,
+    secretKey: e.DETFLOW_SECRET_KEY,
+    defaultTier: e.DETFLOW_DEFAULT_TIER,
+    bodyLimit: e.DETFLOW_BODY_LIMIT,
+    publicUrl: e.DETFLOW_PUBLIC_URL,
+  };
+}

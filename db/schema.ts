@@ -1,0 +1,263 @@
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * The records people query. Temporal holds the state of every run; these tables hold what the API
+ * reads back: who may do what (tenants, tokens), what exists (rules, targets) and what happened
+ * (deployments, approvals, audit).
+ */
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const tenants = pgTable('tenants', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  tier: text('tier', { enum: ['free', 'professional', 'enterprise', 'unlimited'] }).notNull(),
+  createdAt: createdAt(),
+});
+
+export const environments = pgTable(
+  'environments',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
+
+export const targets = pgTable(
+  'targets',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['local', 'splunk', 'elastic', 'sentinel'] }).notNull(),
+    environment: text('environment').notNull(),
+    /** Connection settings; secrets inside are encrypted with DETFLOW_SECRET_KEY. */
+    connection: jsonb('connection').$type<Record<string, unknown>>().notNull().default({}),
+    detectionInterval: text('detection_interval').notNull().default('PT5M'),
+    costModel: jsonb('cost_model').$type<TargetCostModel>().notNull(),
+    builtIn: boolean('built_in').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('targets_tenant_name').on(t.tenantId, t.name)],
+);
+
+export type TargetCostModel = {
+  currency: string;
+  price_per_gb_scanned: number;
+  triage_minutes_per_alert: number;
+  cost_per_analyst_hour: number;
+};
+
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** First characters of the token, safe to show in lists and audit rows. */
+    displayPrefix: text('display_prefix').notNull(),
+    /** SHA-256 of the whole token, hex. The token itself is never stored. */
+    hash: text('hash').notNull(),
+    /** Environment names, or null for every environment of the tenant. */
+    environments: jsonb('environments').$type<string[] | null>(),
+    permissions: jsonb('permissions').$type<string[]>().notNull(),
+    createdBy: uuid('created_by'),
+    createdAt: createdAt(),
+    expiresAt: tstz('expires_at'),
+    revokedAt: tstz('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_tokens_hash').on(t.hash), index('api_tokens_tenant').on(t.tenantId)],
+);
+
+export const rules = pgTable(
+  'rules',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    ruleId: text('rule_id').notNull(),
+    title: text('title').notNull(),
+    latestVersion: integer('latest_version').notNull(),
+    createdAt: createdAt(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.ruleId] })],
+);
+
+export const ruleVersions = pgTable(
+  'rule_versions',
+  {
+    tenantId: text('tenant_id').notNull(),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    content: text('content').notNull(),
+    contentSha256: text('content_sha256').notNull(),
+    title: text('title').notNull(),
+    level: text('level'),
+    status: text('status'),
+    tags: jsonb('tags').$type<string[]>().notNull().default([]),
+    logsource: jsonb('logsource').$type<Record<string, string>>().notNull().default({}),
+    createdBy: uuid('created_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.ruleId, t.version] }),
+    uniqueIndex('rule_versions_content').on(t.tenantId, t.ruleId, t.contentSha256),
+  ],
+);
+
+export const DEPLOYMENT_STATUSES = [
+  'pending_approval',
+  'deploying',
+  'active',
+  'superseded',
+  'rolled_back',
+  'rejected',
+  'changes_requested',
+  'expired',
+  'failed',
+] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+export const deployments = pgTable(
+  'deployments',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targetId: uuid('target_id')
+      .notNull()
+      .references(() => targets.id),
+    status: text('status', { enum: DEPLOYMENT_STATUSES }).notNull(),
+    approvalRequired: boolean('approval_required').notNull(),
+    noiseBudget: jsonb('noise_budget').$type<{ max_alerts_per_day: number } | null>(),
+    workflowId: text('workflow_id').notNull(),
+    runId: text('run_id'),
+    requestedBy: uuid('requested_by'),
+    error: text('error'),
+    createdAt: createdAt(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+    activatedAt: tstz('activated_at'),
+    endedAt: tstz('ended_at'),
+  },
+  (t) => [
+    uniqueIndex('deployments_workflow').on(t.workflowId),
+    index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId),
+  ],
+);
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested', 'expired', 'cancelled'] as const;
+
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    deploymentId: uuid('deployment_id').references(() => deployments.id),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targets: jsonb('targets').$type<string[]>().notNull(),
+    status: text('status', { enum: APPROVAL_STATUSES }).notNull(),
+    description: text('description'),
+    link: text('link'),
+    impact: jsonb('impact').$type<Record<string, unknown>>(),
+    requestedBy: uuid('requested_by'),
+    decidedBy: uuid('decided_by'),
+    decision: text('decision'),
+    comment: text('comment'),
+    workflowId: text('workflow_id').notNull(),
+    createdAt: createdAt(),
+    decidedAt: tstz('decided_at'),
+    expiresAt: tstz('expires_at'),
+  },
+  (t) => [index('approvals_tenant_status').on(t.tenantId, t.status)],
+);
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: tstz('at').notNull().defaultNow(),
+    requestId: text('request_id').notNull(),
+    tokenId: uuid('token_id'),
+    /** What the client presented when no token could be identified (never the secret part). */
+    tokenPrefix: text('token_prefix'),
+    tenantId: text('tenant_id'),
+    method: text('method').notNull(),
+    route: text('route').notNull(),
+    path: text('path').notNull(),
+    status: integer('status').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    clientIp: text('client_ip'),
+    userAgent: text('user_agent'),
+  },
+  (t) => [index('audit_tenant_at').on(t.tenantId, t.at)],
+);
+
+/**
+ * Requests per bucket per UTC day. A bucket is `tenant:<id>` for authenticated requests and
+ * `anon:<client address>` for requests that could not be attributed to a tenant.
+ */
+export const rateLimitCounters = pgTable(
+  'rate_limit_counters',
+  {
+    bucket: text('bucket').notNull(),
+    day: text('day').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.day] })],
+);
+
+export const webhookSettings = pgTable('webhook_settings', {
+  tenantId: text('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  /** HMAC secret, encrypted with DETFLOW_SECRET_KEY. */
+  secret: text('secret').notNull(),
+  events: jsonb('events').$type<string[]>().notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
+
+/** Keeps the answer of a POST that started work, so a retried request gets the same resource. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    /** SHA-256 of the request body: the same key with a different request is a conflict. */
+    requestHash: text('request_hash').notNull(),
+    resourceId: text('resource_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.key] })],
+);

@@ -1,0 +1,25 @@
+// Three projects: pure unit tests once, and the integration suite twice, once per database
+// (PGlite embedded, PostgreSQL on 127.0.0.1:5432), because both are supported in production.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  testTimeout: 60_000,
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/sigma/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'pglite',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/db-pglite.ts'],
+    },
+    {
+      ...common,
+      displayName: 'postgres',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/db-postgres.ts'],
+    },
+  ],
+};

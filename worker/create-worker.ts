@@ -1,0 +1,33 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client';
+import { createActivities } from '../activities';
+
+export type WorkerWiring = {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  db: Db;
+  logger: Logger;
+  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+};
+
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: wiring.address });
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: wiring.namespace,
+      taskQueue: wiring.taskQueue,
+      activities: createActivities({ db: wiring.db, logger: wiring.logger }),
+      ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    });
+    return { worker, connection };
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+}

@@ -1,0 +1,2 @@
+// The worker bundles this module: every workflow the task queue runs is exported from here.
+export { DeployWithApproval } from './deploy-with-approval';
