@@ -2,11 +2,13 @@ import crypto from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { ApiDeps } from './context';
-import { auditRequests, auditSubject } from './audit/audit-recorder';
+import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
 import { parseRequest, expressPath, type RouteSpec } from './http/route';
-import { identifyAndLimit, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
+import { identifyAndLimit, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from './http/problem';
 import { buildOpenApiDocument } from './openapi';
+import { TokenCache } from './auth/token-cache';
+import { createRequestCounter } from './limits/request-counter';
 import { apiKeyRoutes } from './settings/api-keys.routes';
 import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
@@ -20,28 +22,32 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export type App = {
   app: express.Express;
   routes: RouteSpec<any, any, any>[];
-  /** Resolves when every audit row of finished requests is written. */
-  flushAudit(): Promise<void>;
+  /** Resolves when every audit row and request count held in memory is written. */
+  flush(): Promise<void>;
 };
 
 export function buildApp(deps: ApiDeps): App {
   const now = deps.now ?? (() => new Date());
-  const pendingAudit = new Set<Promise<unknown>>();
-  const flushAudit = async () => {
-    while (pendingAudit.size) await Promise.all([...pendingAudit]);
+  const auditWriter = new AuditWriter(deps.database, deps.logger);
+  const tokenCache = new TokenCache();
+  const requestCounter = createRequestCounter(deps.database, deps.logger);
+  const flush = async () => {
+    await Promise.all([auditWriter.flush(), requestCounter.flush()]);
   };
 
   const routes: RouteSpec<any, any, any>[] = [
     ...ruleRoutes(deps),
     ...deployRoutes(deps),
-    ...apiKeyRoutes(deps),
-    ...tenantRoutes(deps),
-    ...auditRoutes(deps, flushAudit),
+    ...apiKeyRoutes(deps, tokenCache),
+    ...tenantRoutes(deps, tokenCache),
+    ...auditRoutes(deps, () => auditWriter.flush()),
     ...notYetImplementedRoutes(),
   ];
 
   const app = express();
   app.disable('x-powered-by');
+  // Weak ETags cost a hash of every body and no client of this API revalidates with them.
+  app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(
     pinoHttp({
@@ -52,7 +58,13 @@ export function buildApp(deps: ApiDeps): App {
         res.setHeader('X-Request-Id', id);
         return id;
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      // 501 is the documented answer of endpoints not built yet, not a fault.
+      customLogLevel: (_req, res, err) => ((err || res.statusCode >= 500) && res.statusCode !== 501 ? 'error' : 'info'),
+      // Only what identifies the request: headers carry bearer tokens.
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: req.url, remoteAddress: req.remoteAddress }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
     }),
   );
 
@@ -79,16 +91,16 @@ export function buildApp(deps: ApiDeps): App {
   });
 
   const api = express.Router();
-  api.use(auditRequests(deps.database.db, deps.logger, pendingAudit));
+  api.use(auditRequests(auditWriter));
 
   const openapiDocument = buildOpenApiDocument(routes, deps.config.publicUrl ? `${deps.config.publicUrl.replace(/\/$/, '')}${API_BASE}` : API_BASE);
   // The contract itself is public (no secrets in it), but still counted and audited.
-  api.get('/openapi.json', identifyAndLimit(deps.database.db, now, { requireAuth: false }), (_req, res) => {
+  api.get('/openapi.json', identifyAndLimit(deps.database, tokenCache, requestCounter, now, { requireAuth: false }), (_req, res) => {
     auditSubject(res).route = '/openapi.json';
     res.json(openapiDocument);
   });
 
-  api.use(identifyAndLimit(deps.database.db, now, { requireAuth: true }));
+  api.use(identifyAndLimit(deps.database, tokenCache, requestCounter, now, { requireAuth: true }));
   api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
 
   for (const spec of routes) {
@@ -106,10 +118,11 @@ export function buildApp(deps: ApiDeps): App {
       else res.status(result.status).json(result.body);
     });
   }
+  api.use(methodNotAllowed(routes));
   api.use(unmatchedRoute);
 
   app.use(API_BASE, api);
   app.use(unmatchedRoute);
   app.use(problemHandler(deps.logger));
-  return { app, routes, flushAudit };
+  return { app, routes, flush };
 }

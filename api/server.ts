@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { ApiDeps } from './context';
 import { buildApp } from './app';
 
-export type RunningApi = { url: string; server: http.Server; close(): Promise<void>; flushAudit(): Promise<void> };
+export type RunningApi = { url: string; server: http.Server; close(): Promise<void>; flush(): Promise<void> };
 
-/** Listens on host:port (0 picks a free port) and closes gracefully: stop accepting, drain, flush audit. */
+/** Listens on host:port (0 picks a free port) and closes gracefully: stop accepting, drain, write what is held in memory. */
 export async function startApi(deps: ApiDeps, host: string, port: number): Promise<RunningApi> {
-  const { app, flushAudit } = buildApp(deps);
+  const { app, flush } = buildApp(deps);
   const server = http.createServer(app);
   // Keep-alive longer than common load balancer idle timeouts, so they close first.
   server.keepAliveTimeout = 65_000;
@@ -20,14 +20,14 @@ export async function startApi(deps: ApiDeps, host: string, port: number): Promi
   return {
     url: `http://${shownHost}:${address.port}`,
     server,
-    flushAudit,
+    flush,
     close: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       });
-      await flushAudit();
+      await flush();
     },
   };
 }

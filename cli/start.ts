@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/env';
 import { createLogger } from '../config/logger';
+import { installTemporalLogging } from '../worker/runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { ensureBootstrap } from '../api/settings/tenant-service';
 import { startApi } from '../api/server';
@@ -23,6 +24,7 @@ async function main() {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel);
+  installTemporalLogging(logger);
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/client';
-import { auditLog } from '../../db/schema';
+import type { Database } from '../../db/client';
+import type { auditLog } from '../../db/schema';
 
 /** What the request pipeline learns about the caller, for the audit row. */
 export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; route?: string };
@@ -10,37 +10,98 @@ export function auditSubject(res: Response): AuditSubject {
   return (res.locals.audit ??= {}) as AuditSubject;
 }
 
+type AuditRow = typeof auditLog.$inferInsert;
+
+// One statement for the whole batch: a column of values per parameter, turned back into rows by
+// unnest. On PGlite this is about three times cheaper than a multi-row VALUES insert.
+type AuditColumn = { name: string; type: string; pick: (r: AuditRow) => unknown };
+const AUDIT_COLUMNS: AuditColumn[] = [
+  { name: 'at', type: 'timestamptz', pick: (r) => (r.at ?? new Date()).toISOString() },
+  { name: 'request_id', type: 'text', pick: (r) => r.requestId },
+  { name: 'token_id', type: 'uuid', pick: (r) => r.tokenId ?? null },
+  { name: 'token_prefix', type: 'text', pick: (r) => r.tokenPrefix ?? null },
+  { name: 'tenant_id', type: 'text', pick: (r) => r.tenantId ?? null },
+  { name: 'method', type: 'text', pick: (r) => r.method },
+  { name: 'route', type: 'text', pick: (r) => r.route },
+  { name: 'path', type: 'text', pick: (r) => r.path },
+  { name: 'status', type: 'int', pick: (r) => r.status },
+  { name: 'duration_ms', type: 'int', pick: (r) => r.durationMs },
+  { name: 'client_ip', type: 'text', pick: (r) => r.clientIp ?? null },
+  { name: 'user_agent', type: 'text', pick: (r) => r.userAgent ?? null },
+];
+
+const INSERT_BATCH = `insert into audit_log (${AUDIT_COLUMNS.map((c) => c.name).join(', ')})
+  select * from unnest(${AUDIT_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')})`;
+/**
+ * Writes audit rows in small batches: one multi-row insert per few milliseconds instead of one
+ * insert per request, which keeps the audit off the request's critical path. Rows are held for at
+ * most FLUSH_MS; `flush()` writes what is pending (readers of the log and shutdown call it).
+ */
+export class AuditWriter {
+  private static readonly FLUSH_MS = 25;
+  private static readonly MAX_BATCH = 500;
+  private pending: AuditRow[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  add(row: AuditRow): void {
+    this.pending.push(row);
+    if (this.pending.length >= AuditWriter.MAX_BATCH) this.writeBatch();
+    else this.timer ??= setTimeout(() => this.writeBatch(), AuditWriter.FLUSH_MS);
+  }
+
+  async flush(): Promise<void> {
+    this.writeBatch();
+    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+  }
+
+  private writeBatch(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    const write = this.database
+      .queryPrepared('detflow_audit_batch', INSERT_BATCH, AUDIT_COLUMNS.map((c) => batch.map(c.pick)))
+      .then(
+        () => undefined,
+        (err: unknown) => this.logger.error({ err, rows: batch.length, requestIds: batch.map((r) => r.requestId) }, 'failed to write audit rows'),
+      )
+      .finally(() => this.inFlight.delete(write));
+    this.inFlight.add(write);
+  }
+}
+
 /**
  * Records every request under /api/v1, whatever its status, once the response is finished: time,
  * request id, token (or the prefix presented), tenant, method, route, status, duration, client
  * address and user agent. Never bodies or secrets.
  */
-export function auditRequests(db: Db, logger: Logger, pending: Set<Promise<unknown>>) {
+export function auditRequests(writer: AuditWriter) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
+    const at = new Date();
     res.on('finish', () => {
       const subject = auditSubject(res);
-      const write = db
-        .insert(auditLog)
-        .values({
-          requestId: String(req.id),
-          tokenId: subject.tokenId ?? null,
-          tokenPrefix: subject.tokenPrefix ?? null,
-          tenantId: subject.tenantId ?? null,
-          method: req.method,
-          route: subject.route ?? '(unmatched)',
-          path: req.originalUrl.split('?')[0]!.slice(0, 2048),
-          status: res.statusCode,
-          durationMs: Number((process.hrtime.bigint() - started) / 1_000_000n),
-          clientIp: req.ip ?? null,
-          userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
-        })
-        .then(
-          () => undefined,
-          (err: unknown) => logger.error({ err, requestId: req.id }, 'failed to write the audit row'),
-        )
-        .finally(() => pending.delete(write));
-      pending.add(write);
+      writer.add({
+        at,
+        requestId: String(req.id),
+        tokenId: subject.tokenId ?? null,
+        tokenPrefix: subject.tokenPrefix ?? null,
+        tenantId: subject.tenantId ?? null,
+        method: req.method,
+        route: subject.route ?? '(unmatched)',
+        path: req.originalUrl.split('?')[0]!.slice(0, 2048),
+        status: res.statusCode,
+        durationMs: Number((process.hrtime.bigint() - started) / 1_000_000n),
+        clientIp: req.ip ?? null,
+        userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
+      });
     });
     next();
   };

@@ -1,7 +1,6 @@
-import { eq } from 'drizzle-orm';
 import type { Request } from 'express';
-import type { Db } from '../../db/client';
-import { apiTokens, tenants } from '../../db/schema';
+import type { Database } from '../../db/client';
+import type { TokenCache } from './token-cache';
 import type { Tier } from '../../config/env';
 import { PERMISSIONS, type Permission } from './permissions';
 import { displayPrefix, hashToken, isWellFormedToken, TOKEN_PREFIX } from './token-format';
@@ -29,8 +28,11 @@ export function effectivePermissions(granted: readonly string[]): Set<Permission
   return set;
 }
 
-/** Reads the bearer token and resolves it to its tenant and scopes, or says why it cannot. */
-export async function identify(db: Db, req: Request, now: Date): Promise<Identity> {
+/**
+ * Reads the bearer token and resolves it to its tenant and scopes, or says why it cannot. Resolved
+ * tokens are cached briefly (TokenCache), since this runs on every request.
+ */
+export async function identify(database: Database, cache: TokenCache, req: Request, now: Date): Promise<Identity> {
   const header = req.headers.authorization;
   if (!header) return { ok: false, reason: 'No Authorization header; send "Authorization: Bearer <token>"', prefix: null };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -40,38 +42,44 @@ export async function identify(db: Db, req: Request, now: Date): Promise<Identit
   if (!isWellFormedToken(token)) {
     return { ok: false, reason: `The token is malformed: expected ${TOKEN_PREFIX} followed by 38 base62 characters with a valid checksum`, prefix };
   }
-  const rows = await db
-    .select({
-      id: apiTokens.id,
-      tenantId: apiTokens.tenantId,
-      permissions: apiTokens.permissions,
-      environments: apiTokens.environments,
-      expiresAt: apiTokens.expiresAt,
-      revokedAt: apiTokens.revokedAt,
-      tier: tenants.tier,
-    })
-    .from(apiTokens)
-    .innerJoin(tenants, eq(tenants.id, apiTokens.tenantId))
-    .where(eq(apiTokens.hash, hashToken(token)))
-    .limit(1);
-  const row = rows[0];
-  if (!row) return { ok: false, reason: 'The token is not known', prefix };
-  if (row.revokedAt) return { ok: false, reason: `The token was revoked at ${row.revokedAt.toISOString()}`, prefix };
-  if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) {
-    return { ok: false, reason: `The token expired at ${row.expiresAt.toISOString()}`, prefix };
+  const hash = hashToken(token);
+  let resolved = cache.get(hash);
+  if (!resolved) {
+    const [row] = await database.queryPrepared<TokenRow>('detflow_token', TOKEN_SQL, [hash]);
+    if (!row) return { ok: false, reason: 'The token is not known', prefix };
+    if (row.revoked_at) return { ok: false, reason: `The token was revoked at ${new Date(row.revoked_at).toISOString()}`, prefix };
+    resolved = {
+      expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
+      auth: {
+        tokenId: row.id,
+        tenantId: row.tenant_id,
+        tier: row.tier,
+        permissions: effectivePermissions(row.permissions),
+        environments: row.environments ?? null,
+      },
+    };
+    cache.set(hash, resolved);
   }
-  return {
-    ok: true,
-    prefix: prefix ?? '',
-    auth: {
-      tokenId: row.id,
-      tenantId: row.tenantId,
-      tier: row.tier,
-      permissions: effectivePermissions(row.permissions),
-      environments: row.environments ?? null,
-    },
-  };
+  if (resolved.expiresAt !== null && resolved.expiresAt <= now.getTime()) {
+    return { ok: false, reason: `The token expired at ${new Date(resolved.expiresAt).toISOString()}`, prefix };
+  }
+  return { ok: true, prefix: prefix ?? '', auth: resolved.auth };
 }
+
+const TOKEN_SQL = `
+  select t.id, t.tenant_id, t.permissions, t.environments, t.expires_at, t.revoked_at, tn.tier
+  from api_tokens t join tenants tn on tn.id = t.tenant_id
+  where t.hash = $1`;
+
+type TokenRow = {
+  id: string;
+  tenant_id: string;
+  permissions: string[];
+  environments: string[] | null;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  tier: Tier;
+};
 
 export function mayUseEnvironment(auth: AuthContext, environment: string): boolean {
   return auth.environments === null || auth.environments.includes(environment);

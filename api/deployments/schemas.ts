@@ -62,7 +62,7 @@ export const Deployment = openapi(
 export const IdempotencyHeaders = z.object({
   'idempotency-key': z
     .string()
-    .max(255)
+    .regex(/^[\x21-\x7e]{1,255}$/, '1 to 255 visible ASCII characters')
     .optional()
     .describe('The same key from the same tenant returns the same resource and never starts a second run'),
 });

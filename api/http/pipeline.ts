@@ -1,9 +1,11 @@
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/client';
+import type { Database } from '../../db/client';
 import { identify, type AuthContext } from '../auth/authenticate';
+import type { TokenCache } from '../auth/token-cache';
 import { auditSubject } from '../audit/audit-recorder';
-import { consumeRequest } from '../limits/rate-limit';
+import { limitState, utcDay } from '../limits/rate-limit';
+import type { RequestCounter } from '../limits/request-counter';
 import {
   AppError,
   PROBLEM_BASE,
@@ -27,19 +29,18 @@ declare module 'express-serve-static-core' {
  * Requests that cannot be attributed to a tenant (no token, bad token) count against a bucket for
  * their client address with the Free tier's limit, so guessing tokens is rate limited too.
  */
-export function identifyAndLimit(db: Db, now: () => Date, options: { requireAuth: boolean }) {
+export function identifyAndLimit(database: Database, tokens: TokenCache, counter: RequestCounter, now: () => Date, options: { requireAuth: boolean }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const at = now();
-    const identity = await identify(db, req, at);
+    const identity = await identify(database, tokens, req, at);
     const subject = auditSubject(res);
     subject.tokenPrefix = identity.prefix;
     if (identity.ok) {
       subject.tokenId = identity.auth.tokenId;
       subject.tenantId = identity.auth.tenantId;
     }
-    const state = identity.ok
-      ? await consumeRequest(db, `tenant:${identity.auth.tenantId}`, identity.auth.tier, at)
-      : await consumeRequest(db, `anon:${req.ip ?? 'unknown'}`, 'free', at);
+    const [bucket, tier] = identity.ok ? [`tenant:${identity.auth.tenantId}`, identity.auth.tier] : [`anon:${req.ip ?? 'unknown'}`, 'free' as const];
+    const state = limitState(tier, await counter.increment(bucket, utcDay(at)), at);
     res.setHeader('X-RateLimit-Limit', String(state.limit));
     res.setHeader('X-RateLimit-Remaining', String(state.remaining));
     res.setHeader('X-RateLimit-Reset', String(state.reset));
@@ -58,6 +59,26 @@ export function requireJsonBody(req: Request): void {
   if (hasBody && !req.is(['application/json', 'application/*+json'])) {
     throw unsupportedMediaType(`The body must be application/json, not ${req.headers['content-type'] ?? 'unspecified'}`);
   }
+}
+
+/** 405 with `Allow` for a known path called with a method it does not have; unknown paths fall through to 404. */
+export function methodNotAllowed(routes: Array<{ method: string; path: string }>) {
+  const byPath = new Map<string, { pattern: RegExp; methods: string[] }>();
+  for (const r of routes) {
+    const entry = byPath.get(r.path) ?? { pattern: new RegExp(`^${r.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), methods: [] };
+    entry.methods.push(r.method.toUpperCase());
+    byPath.set(r.path, entry);
+  }
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const matching = [...byPath.entries()].filter(([, e]) => e.pattern.test(req.path));
+    // The most literal path wins (`/rules/deploy` over `/rules/{id}`), as it does in the document.
+    const fewestParams = Math.min(...matching.map(([p]) => (p.match(/\{/g) ?? []).length));
+    const allowed = matching.filter(([p]) => (p.match(/\{/g) ?? []).length === fewestParams).flatMap(([, e]) => e.methods);
+    if (allowed.length === 0) return next();
+    throw new AppError(405, 'method-not-allowed', 'Method not allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`, {
+      headers: { Allow: allowed.join(', ') },
+    });
+  };
 }
 
 export const unmatchedRoute = (req: Request) => {

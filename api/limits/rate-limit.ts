@@ -1,6 +1,3 @@
-import { sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { rateLimitCounters } from '../../db/schema';
 import type { Tier } from '../../config/env';
 
 /** Requests per UTC day. `null` is the Unlimited tier. */
@@ -33,21 +30,8 @@ export function nextUtcMidnight(now: Date): number {
   return Math.floor(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000);
 }
 
-/**
- * Counts one request against the bucket and says whether it is over the limit. The counter is a
- * single upsert in the database, so every API process sharing the database shares the count.
- */
-export async function consumeRequest(db: Db, bucket: string, tier: Tier, now: Date): Promise<RateLimitState> {
-  const day = utcDay(now);
-  const rows = await db
-    .insert(rateLimitCounters)
-    .values({ bucket, day, count: 1 })
-    .onConflictDoUpdate({
-      target: [rateLimitCounters.bucket, rateLimitCounters.day],
-      set: { count: sql`${rateLimitCounters.count} + 1` },
-    })
-    .returning({ count: rateLimitCounters.count });
-  const count = rows[0]!.count;
+/** The limit headers' values and the verdict for a bucket that has seen `count` requests today. */
+export function limitState(tier: Tier, count: number, now: Date): RateLimitState {
   const reset = nextUtcMidnight(now);
   const limit = DAILY_REQUEST_LIMITS[tier];
   if (limit === null) return { limit: UNLIMITED_REPORTED, remaining: UNLIMITED_REPORTED, reset, exceeded: false };

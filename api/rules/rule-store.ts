@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { Db } from '../../db/client';
 import { ruleVersions, rules } from '../../db/schema';
 import { badRequest, type FieldError } from '../http/problem';
@@ -22,13 +22,20 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * and a title.
  */
 export function readRuleMetadata(text: string): RuleMetadata {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
-  const errors: FieldError[] = doc.errors.map((e) => ({
-    pointer: '/body/rule',
-    message: `${e.message.split('\n')[0]}${e.linePos ? ` (line ${e.linePos[0].line}, column ${e.linePos[0].col})` : ''}`,
-  }));
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false, lineCounter });
+  const errors: FieldError[] = doc.errors.map((e) => {
+    const at = lineCounter.linePos(e.pos[0]);
+    return { pointer: '/body/rule', message: `${e.message.split('\n')[0]} (line ${at.line}, column ${at.col})` };
+  });
   if (errors.length) throw badRequest('The rule is not valid YAML', errors);
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    // Aliases that expand without bound (a "billion laughs" document) stop here instead of eating memory.
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw badRequest('The rule cannot be read as YAML', [{ pointer: '/body/rule', message: (err as Error).message }]);
+  }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('The rule must be a YAML mapping (a Sigma rule)', [{ pointer: '/body/rule', message: 'not a mapping' }]);
   }

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
 import { ruleVersions, rules } from '../../db/schema';
@@ -43,6 +43,16 @@ export const Rule = openapi(
 
 export function ruleRoutes(deps: ApiDeps) {
   const { db } = deps.database;
+  // Prepared once: reading a rule is the most frequent call of CI pipelines and dashboards.
+  const latestVersionOf = db
+    .select({ r: rules, v: ruleVersions })
+    .from(rules)
+    .innerJoin(
+      ruleVersions,
+      and(eq(ruleVersions.tenantId, rules.tenantId), eq(ruleVersions.ruleId, rules.ruleId), eq(ruleVersions.version, rules.latestVersion)),
+    )
+    .where(and(eq(rules.tenantId, sql.placeholder('tenantId')), eq(rules.ruleId, sql.placeholder('ruleId'))))
+    .prepare('detflow_latest_rule_version');
   return [
     defineRoute({
       method: 'post',
@@ -85,14 +95,7 @@ export function ruleRoutes(deps: ApiDeps) {
         404: { description: 'No such rule in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, auth }) => {
-        const [row] = await db
-          .select({ r: rules, v: ruleVersions })
-          .from(rules)
-          .innerJoin(
-            ruleVersions,
-            and(eq(ruleVersions.tenantId, rules.tenantId), eq(ruleVersions.ruleId, rules.ruleId), eq(ruleVersions.version, rules.latestVersion)),
-          )
-          .where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, params.id.toLowerCase())));
+        const [row] = await latestVersionOf.execute({ tenantId: auth.tenantId, ruleId: params.id.toLowerCase() });
         if (!row) throw notFound(`No rule ${params.id} in this tenant`);
         return {
           status: 200,

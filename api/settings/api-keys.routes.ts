@@ -5,6 +5,7 @@ import { defineRoute } from '../http/route';
 import { PageQuery, decodeCursor, encodeCursor } from '../http/pagination';
 import { ProblemSchema, badRequest, insufficientScope, notFound } from '../http/problem';
 import type { AuthContext } from '../auth/authenticate';
+import type { TokenCache } from '../auth/token-cache';
 import { createToken, environmentsExist } from './tenant-service';
 import { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, UuidParams } from './schemas';
 
@@ -36,7 +37,7 @@ function checkGrantable(auth: AuthContext, permissions: string[], environments: 
   }
 }
 
-export function apiKeyRoutes(deps: ApiDeps) {
+export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
   const { db } = deps.database;
   const now = deps.now ?? (() => new Date());
   return [
@@ -134,6 +135,7 @@ export function apiKeyRoutes(deps: ApiDeps) {
         if (!row) throw notFound(`No API key ${params.id} in this tenant`);
         if (row.revokedAt) return { status: 200, body: apiKeyView(row) };
         const [updated] = await db.update(apiTokens).set({ revokedAt: at }).where(eq(apiTokens.id, row.id)).returning();
+        tokenCache.evictToken(row.id);
         return { status: 200, body: apiKeyView(updated!) };
       },
     }),

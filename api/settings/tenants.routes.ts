@@ -1,5 +1,6 @@
 import { asc, eq, gt } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
+import type { TokenCache } from '../auth/token-cache';
 import { environments, tenants } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { PageQuery, decodeCursor, encodeCursor } from '../http/pagination';
@@ -9,7 +10,7 @@ import { ALL_PERMISSIONS, createTenant, createToken } from './tenant-service';
 import { CreateTenantBody, CreatedTenant, IdParams, Tenant, TenantList, UpdateTenantBody } from './schemas';
 
 /** Tenant management is the service operator's (`operator` permission), not a customer admin's. */
-export function tenantRoutes(deps: ApiDeps) {
+export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
   const { db } = deps.database;
 
   async function tenantView(id: string) {
@@ -89,6 +90,8 @@ export function tenantRoutes(deps: ApiDeps) {
           .where(eq(tenants.id, params.id))
           .returning({ id: tenants.id });
         if (updated.length === 0) throw notFound(`No tenant ${params.id}`);
+        // A new tier applies to the tenant's next request on this process.
+        tokenCache.evictTenant(params.id);
         return { status: 200, body: await tenantView(params.id) };
       },
     }),

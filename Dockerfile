@@ -1,0 +1,10 @@
+# The image behind the `api` and `worker` services of docker-compose.yml.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+ENV NODE_ENV=production
+USER node
+EXPOSE 8080
+CMD ["node_modules/.bin/tsx", "api/main.ts"]

@@ -1,0 +1,52 @@
+import { ConfigError, loadConfig } from '../config/env';
+import { createLogger } from '../config/logger';
+import { databaseOptionsFromConfig, openDatabase } from '../db/client';
+import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
+import { ensureBootstrap } from './settings/tenant-service';
+import { startApi } from './server';
+
+/**
+ * The API alone, for the scaled topology: several of these behind a load balancer, sharing
+ * PostgreSQL (DATABASE_URL) and a Temporal cluster (TEMPORAL_ADDRESS) with separate workers.
+ */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+    if (!config.temporal.address) throw new ConfigError('TEMPORAL_ADDRESS: required when the API runs on its own (npm start runs everything in one process)');
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel, 'detflow-api');
+  const database = await openDatabase(databaseOptionsFromConfig(config));
+  await database.migrate();
+  const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
+  if (bootstrapToken) process.stdout.write(`Bootstrap admin token (shown once, keep it safe): ${bootstrapToken}\n`);
+  const client = await connectClient(config.temporal.address!, config.temporal.namespace);
+  await ensureSearchAttributes(client, config.temporal.namespace);
+  const api = await startApi(
+    {
+      config,
+      database,
+      logger,
+      temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl: config.temporal.uiUrl },
+    },
+    config.host,
+    config.port,
+  );
+  logger.info({ url: api.url }, 'API listening');
+  const stop = async () => {
+    await api.close();
+    await client.connection.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`detflow API failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,1 @@
+process.env.DETFLOW_TEST_DB = 'pglite';

@@ -1,0 +1,200 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import pg from 'pg';
+import pino from 'pino';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { openDatabase, type Database } from '../../db/client';
+import { ensureBootstrap } from '../../api/settings/tenant-service';
+import { startApi, type RunningApi } from '../../api/server';
+import { connectClient } from '../../worker/temporal-client';
+import { createWorker } from '../../worker/create-worker';
+import { installTemporalLogging } from '../../worker/runtime-logging';
+
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export function testDbKind(): 'pglite' | 'postgres' {
+  return process.env.DETFLOW_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+}
+
+/** A fresh, empty database of the kind this test project runs on; dropped by `drop`. */
+export async function createTestDatabase(): Promise<{ database: Database; url: string | undefined; drop(): Promise<void> }> {
+  if (testDbKind() === 'pglite') {
+    const database = await openDatabase({ kind: 'pglite', dataDir: undefined });
+    return { database, url: undefined, drop: () => database.close() };
+  }
+  const name = `detflow_t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 10 });
+  return {
+    database,
+    url: url.toString(),
+    drop: async () => {
+      await database.close();
+      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export type TestService = {
+  url: string;
+  api: RunningApi;
+  token: string;
+  database: Database;
+  client: Client;
+  taskQueue: string;
+  databaseUrl: string | undefined;
+  /** Sends a request to the API; the body is sent as JSON unless it is a string. */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+};
+
+export type RequestOptions = {
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** A loopback address to send from (127.0.0.0/8), to appear as another client. */
+  localAddress?: string;
+};
+export type TestResponse = { status: number; headers: Headers; body: any; text: string };
+
+export async function request(baseUrl: string, method: string, path: string, options: RequestOptions & { defaultToken?: string } = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? options.defaultToken : options.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (options.localAddress) return requestFrom(options.localAddress, `${baseUrl}${path}`, method, headers, body);
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+function requestFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, localAddress }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+        let parsed: unknown;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          parsed = undefined;
+        }
+        resolve({ status: res.statusCode!, headers: h, body: parsed, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The whole service on real parts: a fresh database, a worker on its own task queue of the shared
+ * Temporal dev server, and the API on a loopback port.
+ */
+export async function startTestService(options: { now?: () => Date } = {}): Promise<TestService> {
+  const address = process.env.TEMPORAL_ADDRESS;
+  const bundlePath = process.env.DETFLOW_TEST_WORKFLOW_BUNDLE;
+  if (!address || !bundlePath) throw new Error('The Temporal test server is not running: run through jest (global setup)');
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  installTestRuntimeLogging(logger);
+  const { database, url: databaseUrl, drop } = await createTestDatabase();
+  await database.migrate();
+  const token = (await ensureBootstrap(database.db, { tier: 'enterprise', token: undefined }))!;
+  const taskQueue = `test-${crypto.randomUUID()}`;
+  const client = await connectClient(address, 'default');
+  let worker: Worker | undefined;
+  let connection: NativeConnection | undefined;
+  let workerRun: Promise<void> | undefined;
+  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, workflowBundle: { codePath: bundlePath } }));
+  workerRun = worker.run();
+  const api = await startApi(
+    {
+      config: { bodyLimit: '1mb', publicUrl: undefined },
+      database,
+      logger,
+      temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
+      ...(options.now ? { now: options.now } : {}),
+    },
+    '127.0.0.1',
+    0,
+  );
+  return {
+    url: api.url,
+    api,
+    token,
+    database,
+    client,
+    taskQueue,
+    databaseUrl,
+    request: (method, path, opts = {}) => request(api.url, method, path, { ...opts, defaultToken: token }),
+    close: async () => {
+      await api.close();
+      worker?.shutdown();
+      await workerRun;
+      await connection?.close();
+      await client.connection.close();
+      await drop();
+    },
+  };
+}
+
+/** Creates a tenant through the operator API and returns its admin token. */
+export async function createTenant(svc: TestService, id: string, tier = 'enterprise', environments = ['dev', 'staging', 'prod']): Promise<string> {
+  const res = await svc.request('POST', '/api/v1/settings/tenants', { body: { id, name: id, tier, environments } });
+  if (res.status !== 201) throw new Error(`creating tenant ${id} failed: ${res.status} ${res.text}`);
+  return res.body.admin_token.token as string;
+}
+
+export async function createApiKey(svc: TestService, adminToken: string, body: Record<string, unknown>): Promise<{ id: string; token: string }> {
+  const res = await svc.request('POST', '/api/v1/settings/api-keys', { token: adminToken, body });
+  if (res.status !== 201) throw new Error(`creating api key failed: ${res.status} ${res.text}`);
+  return { id: res.body.id, token: res.body.token };
+}
+
+export function sigmaRule(id: string, title = 'Suspicious process', extra = ''): string {
+  return [
+    `title: ${title}`,
+    `id: ${id}`,
+    'status: test',
+    'level: high',
+    'logsource:',
+    '  category: process_creation',
+    '  product: windows',
+    'detection:',
+    '  selection:',
+    "    Image|endswith: '\\evil.exe'",
+    '  condition: selection',
+    extra,
+  ].join('\n');
+}
+
+let runtimeInstalled = false;
+/** The SDK runtime can be installed once per module registry, that is once per test file. */
+function installTestRuntimeLogging(logger: pino.Logger) {
+  if (runtimeInstalled) return;
+  installTemporalLogging(logger);
+  runtimeInstalled = true;
+}

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from '../../config/env';
+import { nextUtcMidnight, utcDay } from '../../api/limits/rate-limit';
+
+describe('configuration from the environment', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.temporal).toMatchObject({ port: 7233, uiPort: 8233, namespace: 'default', taskQueue: 'detflow', address: undefined });
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.dataDir).toMatch(/data$/);
+  });
+
+  it('stops with a message naming each bad variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' })).toThrow(ConfigError);
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      expect((err as Error).message).toMatch(/PORT/);
+      expect((err as Error).message).toMatch(/DATABASE_URL/);
+      expect((err as Error).message).toMatch(/LOG_LEVEL/);
+    }
+  });
+
+  it('treats an empty DATABASE_URL as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db');
+  });
+});
+
+describe('rate-limit day boundaries', () => {
+  it('resets at the next UTC midnight', () => {
+    const at = new Date('2026-12-31T23:59:59.500Z');
+    expect(utcDay(at)).toBe('2026-12-31');
+    expect(nextUtcMidnight(at)).toBe(Date.parse('2027-01-01T00:00:00Z') / 1000);
+  });
+});

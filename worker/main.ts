@@ -1,0 +1,41 @@
+import { ConfigError, loadConfig } from '../config/env';
+import { createLogger } from '../config/logger';
+import { installTemporalLogging } from './runtime-logging';
+import { databaseOptionsFromConfig, openDatabase } from '../db/client';
+import { connectClient, ensureSearchAttributes } from './temporal-client';
+import { createWorker } from './create-worker';
+
+/** The worker alone, for the scaled topology (see docker-compose.yml). */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+    if (!config.temporal.address) throw new ConfigError('TEMPORAL_ADDRESS: required when the worker runs on its own');
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel, 'detflow-worker');
+  installTemporalLogging(logger);
+  const database = await openDatabase(databaseOptionsFromConfig(config));
+  await database.migrate();
+  const client = await connectClient(config.temporal.address!, config.temporal.namespace);
+  await ensureSearchAttributes(client, config.temporal.namespace);
+  await client.connection.close();
+  const { worker, connection } = await createWorker({
+    address: config.temporal.address!,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    db: database.db,
+    logger,
+  });
+  // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
+  await worker.run();
+  await connection.close();
+  await database.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`detflow worker failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
