@@ -8,24 +8,64 @@ export interface RequestCounter {
   flush(): Promise<void>;
 }
 
-const UPSERT_ONE = `
-  insert into rate_limit_counters (bucket, day, count) values ($1, $2, 1)
-  on conflict (bucket, day) do update set count = rate_limit_counters.count + 1
+const UPSERT_MANY = `
+  insert into rate_limit_counters (bucket, day, count) values ($1, $2, $3)
+  on conflict (bucket, day) do update set count = rate_limit_counters.count + excluded.count
   returning count`;
 
 /**
- * PostgreSQL: one atomic upsert per request, so every API process sharing the database shares the
- * count and the limit holds exactly across them.
+ * PostgreSQL: counts are atomic upserts in the shared table, so every API process sharing the
+ * database shares the count and the limit holds exactly across them. Requests for the same bucket
+ * that arrive in the same event-loop turn are counted by one upsert of `+n` (group commit): the
+ * database answers the new total C, and the n requests take C-n+1 … C in arrival order, exactly
+ * the counts n separate upserts would have given them.
  */
 export class SharedRequestCounter implements RequestCounter {
+  private pending = new Map<string, { bucket: string; day: string; waiters: Array<{ resolve: (n: number) => void; reject: (e: unknown) => void }> }>();
+  private scheduled = false;
+  private inFlight = new Set<Promise<void>>();
+
   constructor(private readonly database: Database) {}
 
-  async increment(bucket: string, day: string): Promise<number> {
-    const [row] = await this.database.queryPrepared<{ count: number }>('detflow_count_request', UPSERT_ONE, [bucket, day]);
-    return Number(row!.count);
+  increment(bucket: string, day: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const key = `${day}\u0000${bucket}`;
+      let group = this.pending.get(key);
+      if (!group) {
+        group = { bucket, day, waiters: [] };
+        this.pending.set(key, group);
+      }
+      group.waiters.push({ resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.writeGroups());
+      }
+    });
   }
 
-  async flush(): Promise<void> {}
+  async flush(): Promise<void> {
+    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+  }
+
+  private writeGroups(): void {
+    this.scheduled = false;
+    const groups = [...this.pending.values()];
+    this.pending.clear();
+    for (const group of groups) {
+      const n = group.waiters.length;
+      const write = this.database
+        .queryPrepared<{ count: number }>('detflow_count_requests', UPSERT_MANY, [group.bucket, group.day, n])
+        .then(
+          ([row]) => {
+            const total = Number(row!.count);
+            group.waiters.forEach((w, i) => w.resolve(total - n + 1 + i));
+          },
+          (err: unknown) => group.waiters.forEach((w) => w.reject(err)),
+        )
+        .finally(() => this.inFlight.delete(write));
+      this.inFlight.add(write);
+    }
+  }
 }
 
 /**
