@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { openapi } from '../http/zod-openapi';
+
+export const StoreRuleBody = openapi(
+  z.object({ rule: z.string().min(1).describe('The Sigma rule, as YAML') }).strict(),
+  'StoreRuleRequest',
+);
+
+export const StoredRuleVersion = openapi(
+  z.object({
+    rule_id: z.string(),
+    version: z.number().int(),
+    title: z.string(),
+    content_sha256: z.string(),
+    created: z.boolean().describe('false when this exact text was already stored as this version'),
+    created_at: z.string(),
+  }),
+  'StoredRuleVersion',
+);
+
+const RuleSummaryShape = {
+  rule_id: z.string(),
+  title: z.string(),
+  latest_version: z.number().int(),
+  level: z.string().nullable(),
+  status: z.string().nullable(),
+  tags: z.array(z.string()),
+  logsource: z.record(z.string(), z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+};
+
+export const RuleSummary = openapi(z.object(RuleSummaryShape), 'RuleSummary');
+export const Rule = openapi(z.object({ ...RuleSummaryShape, content: z.string() }), 'Rule');
+export const RuleList = openapi(z.object({ items: z.array(RuleSummary), next_cursor: z.string().nullable() }), 'RuleList');
+
+export const ListRulesQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().max(512).optional(),
+    tag: z.string().min(1).max(200).optional().describe('Rules carrying this tag, e.g. attack.t1059.001'),
+    level: z.enum(['informational', 'low', 'medium', 'high', 'critical']).optional(),
+    status: z.enum(['stable', 'test', 'experimental', 'deprecated', 'unsupported']).optional(),
+    product: z.string().min(1).max(100).optional().describe('logsource.product'),
+    category: z.string().min(1).max(100).optional().describe('logsource.category'),
+    service: z.string().min(1).max(100).optional().describe('logsource.service'),
+  })
+  .strict();
+
+export const RuleVersionInfo = openapi(
+  z.object({
+    rule_id: z.string(),
+    version: z.number().int(),
+    title: z.string(),
+    content_sha256: z.string(),
+    level: z.string().nullable(),
+    status: z.string().nullable(),
+    created_by: z.string().nullable(),
+    created_at: z.string(),
+  }),
+  'RuleVersionInfo',
+);
+export const RuleVersionList = openapi(z.object({ items: z.array(RuleVersionInfo), next_cursor: z.string().nullable() }), 'RuleVersionList');
+export const RuleVersionDetail = openapi(RuleVersionInfo.extend({ content: z.string() }), 'RuleVersionDetail');
+
+export const RuleIdParams = z.object({ id: z.string().min(1).max(200) }).strict();
+export const RuleVersionParams = z.object({ id: z.string().min(1).max(200), version: z.coerce.number().int().min(1) }).strict();
+
+export const DiffQuery = z
+  .object({
+    from: z.coerce.number().int().min(1).describe('The older version'),
+    to: z.coerce.number().int().min(1).optional().describe('The newer version; the latest when absent'),
+  })
+  .strict();
+
+export const RuleDiff = openapi(
+  z.object({
+    rule_id: z.string(),
+    from: z.number().int(),
+    to: z.number().int(),
+    diff: z.string().describe('A unified diff from one version to the other'),
+    changed: z.boolean(),
+  }),
+  'RuleDiff',
+);
