@@ -1,0 +1,171 @@
+import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
+import { analyseRegex, extractInlineFlags } from '../regex';
+import type { StringPart } from '../string';
+import { QueryBackend, shapeOf, type ConvertOptions, type ItemContext } from './base';
+
+/**
+ * Elasticsearch ES|QL: `FROM <index> | WHERE <expr>`. Case-insensitivity is exact through
+ * TO_LOWER(); LIKE takes `*`/`?` wildcards. RLIKE uses Lucene regular expressions, which are
+ * anchored and lack \d, \s, flags and lookarounds: only patterns that translate exactly are accepted.
+ */
+
+export interface EsqlOptions extends ConvertOptions {
+  readonly index?: string;
+}
+
+export function esqlString(text: string): string {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')}"`;
+}
+
+/** ES|QL LIKE pattern: `*` any, `?` one; `\` escapes. */
+function esqlLike(parts: readonly StringPart[], lower: boolean): string {
+  return parts
+    .map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard))
+    .join('');
+}
+
+const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \\t\\n\\r\\f\\v' };
+
+/** PCRE-subset search pattern → Lucene regex over the whole value, or undefined when not exact. */
+export function toLuceneRegex(pattern: string): string | undefined {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const n = pattern[i + 1];
+      i++;
+      if (n === undefined) return undefined;
+      if (n in CLASS_ESCAPES) out += inClass ? CLASS_ESCAPES[n] : `[${CLASS_ESCAPES[n]}]`;
+      else if (/[DWSbBAZzGQE0-9kpPx]/.test(n)) return undefined;
+      else if (n === 'n' || n === 't' || n === 'r') out += `\\${n}`;
+      else out += `\\${n}`;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      out += c;
+      continue;
+    }
+    // Lucene treats these as operators; PCRE treats them as literals.
+    if (c === '@' || c === '&' || c === '~' || c === '<' || c === '>' || c === '#' || c === '"') {
+      out += `\\${c}`;
+      continue;
+    }
+    if (c === '(' && pattern[i + 1] === '?') {
+      if (pattern[i + 2] === ':') {
+        out += '(';
+        i += 2;
+        continue;
+      }
+      return undefined;
+    }
+    if ((c === '^' && i !== 0) || (c === '$' && i !== pattern.length - 1)) return undefined;
+    out += c;
+  }
+  const anchoredStart = out.startsWith('^');
+  const anchoredEnd = out.endsWith('$') && !out.endsWith('\\$');
+  if (anchoredStart) out = out.slice(1);
+  if (anchoredEnd) out = out.slice(0, -1);
+  // Top-level alternation needs a group before the .* padding, so a|b stays (a|b).
+  if (!anchoredStart || !anchoredEnd) out = `(${out})`;
+  return `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}`;
+}
+
+const DATE_PARTS: Partial<Record<TimePartValue['part'], string>> = {
+  minute: 'minute_of_hour',
+  hour: 'hour_of_day',
+  day: 'day_of_month',
+  month: 'month_of_year',
+  year: 'year',
+};
+const OPS = { gt: '>', gte: '>=', lt: '<', lte: '<=', eq: '==' } as const;
+
+export class EsqlBackend extends QueryBackend {
+  readonly name = 'esql';
+
+  convert(rule: SigmaRule, options: EsqlOptions = {}): string {
+    return `FROM ${options.index ?? 'logs-*'} | WHERE ${this.convertCondition(rule, options)}`;
+  }
+
+  protected override readonly notIsFunction = true;
+
+  protected field(name: string): string {
+    return /^[A-Za-z_@][A-Za-z0-9_.@]*$/.test(name) ? name : `\`${name.replace(/`/g, '``')}\``;
+  }
+  protected and(parts: string[]): string {
+    return parts.join(' AND ');
+  }
+  protected or(parts: string[]): string {
+    return parts.join(' OR ');
+  }
+  protected not(part: string): string {
+    // Three-valued logic would drop events lacking the field; the evaluator keeps them.
+    return `NOT COALESCE(${part}, false)`;
+  }
+  protected stringMatch(field: string, v: StringValue): string {
+    const f = v.cased ? this.field(field) : `TO_LOWER(${this.field(field)})`;
+    const shape = shapeOf(v.parts);
+    if (shape.shape === 'equals') return `${f} == ${esqlString(v.cased ? shape.text : shape.text.toLowerCase())}`;
+    return `${f} LIKE ${esqlString(esqlLike(v.parts, !v.cased))}`;
+  }
+  protected numberMatch(field: string, value: number): string {
+    return `${this.field(field)} == ${value}`;
+  }
+  protected booleanMatch(field: string, value: boolean): string {
+    return `${this.field(field)} == ${value}`;
+  }
+  protected nullMatch(field: string): string {
+    return `${this.field(field)} IS NULL`;
+  }
+  protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
+    const inline = extractInlineFlags(v.pattern);
+    if (v.ignoreCase || v.multiline || v.dotAll || Object.values(inline.flags).some(Boolean)) {
+      this.unsupported(`regex flags on /${v.pattern}/ (RLIKE has none)`, ctx.item.pos);
+    }
+    if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
+    const lucene = toLuceneRegex(inline.pattern);
+    if (lucene === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax`, ctx.item.pos);
+    return `${this.field(field)} RLIKE ${esqlString(lucene!)}`;
+  }
+  protected cidrMatch(field: string, v: CidrValue): string {
+    return `CIDR_MATCH(${this.field(field)}, ${esqlString(v.network)})`;
+  }
+  protected compareMatch(field: string, v: CompareValue): string {
+    return `${this.field(field)} ${OPS[v.op]} ${v.value}`;
+  }
+  protected existsMatch(field: string, exists: boolean): string {
+    return `${this.field(field)} IS ${exists ? 'NOT ' : ''}NULL`;
+  }
+  protected fieldRefMatch(field: string, v: FieldRefValue): string {
+    const w = (x: string) => (v.cased ? x : `TO_LOWER(${x})`);
+    const [a, b] = [w(this.field(field)), w(this.field(v.field))];
+    switch (v.match) {
+      case 'equals':
+        return `${a} == ${b}`;
+      case 'contains':
+        return `LOCATE(${a}, ${b}) > 0`;
+      case 'startswith':
+        return `STARTS_WITH(${a}, ${b})`;
+      case 'endswith':
+        return `ENDS_WITH(${a}, ${b})`;
+    }
+  }
+  protected timePartMatch(field: string, v: TimePartValue, ctx: ItemContext): string {
+    const part = DATE_PARTS[v.part];
+    if (!part) return this.unsupported(`the '${v.part}' modifier (no ISO week in DATE_EXTRACT)`, ctx.item.pos);
+    return `DATE_EXTRACT(${esqlString(part)}, ${this.field(field)}) ${OPS[v.op]} ${v.value}`;
+  }
+  protected keywordMatch(_v: SigmaValue, ctx: ItemContext): string {
+    return this.unsupported('keyword (field-less) search', ctx.item.pos);
+  }
+}
+
+export function toEsql(rule: SigmaRule, options: EsqlOptions = {}): string {
+  return new EsqlBackend().convert(rule, options);
+}

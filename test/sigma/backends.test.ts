@@ -1,0 +1,148 @@
+import { convertRule, portability, toEsql, toKql, toLucene, toSplunk, toDuckDbSql, toLuceneRegex } from '../../sigma/backends';
+import { SigmaError } from '../../sigma/errors';
+import { parseRule } from '../../sigma/parse';
+import { ruleText, rule } from './support/rules';
+
+const det = (d: string) => rule(d);
+const basic = det(
+  [
+    '    selection:',
+    "        Image|endswith: '\\\\cmd.exe'",
+    "        CommandLine|contains: ['/c whoami', '/c net']",
+    '    filter:',
+    "        User: 'SYSTEM'",
+    '    condition: selection and not filter',
+  ].join('\n'),
+);
+
+function unsupported(fn: () => unknown): SigmaError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof SigmaError && e.code === 'backend-unsupported') return e;
+    throw e;
+  }
+  throw new Error('expected backend-unsupported');
+}
+
+describe('DuckDB SQL backend', () => {
+  it('converts a typical rule', () => {
+    expect(toDuckDbSql(basic)).toBe(
+      "SELECT * FROM events WHERE json_extract_string(raw, '$.\"Image\"') ILIKE '%\\\\cmd.exe' ESCAPE '\\' AND " +
+        "(json_extract_string(raw, '$.\"CommandLine\"') ILIKE '%/c whoami%' ESCAPE '\\' OR json_extract_string(raw, '$.\"CommandLine\"') ILIKE '%/c net%' ESCAPE '\\') " +
+        "AND NOT coalesce(lower(json_extract_string(raw, '$.\"User\"')) = 'system', false)",
+    );
+  });
+  it('uses the caller field mapping', () => {
+    expect(convertRule(basic, 'sql', { sql: { fieldExpression: (f) => `"${f}"`, table: 't' } })).toContain('"Image" ILIKE');
+  });
+  it('escapes LIKE metacharacters and quotes', () => {
+    expect(toDuckDbSql(det("    s:\n        F|contains: \"50%_o'k\"\n    condition: s"))).toContain("ILIKE '%50\\%\\_o''k%' ESCAPE '\\'");
+  });
+  it('rejects lookarounds (RE2) and IPv6 networks with positions', () => {
+    const e = unsupported(() => toDuckDbSql(det("    s:\n        F|re: 'a(?=b)'\n    condition: s")));
+    expect([e.line, e.column]).toEqual([9, 9]);
+    unsupported(() => toDuckDbSql(det("    s:\n        F|cidr: 'fe80::/10'\n    condition: s")));
+  });
+  it('expands non-octet-aligned IPv4 networks exactly', () => {
+    const sql = toDuckDbSql(det("    s:\n        Ip|cidr: '172.16.0.0/12'\n    condition: s"));
+    expect(sql.match(/starts_with/g)).toHaveLength(16);
+    expect(sql).toContain("'172.31.'");
+  });
+});
+
+describe('Splunk SPL backend', () => {
+  it('converts a typical rule', () => {
+    expect(toSplunk(basic)).toBe('Image="*\\\\cmd.exe" (CommandLine="*/c whoami*" OR CommandLine="*/c net*") NOT User="SYSTEM"');
+  });
+  it('uses CASE() for cased and CIDR in search', () => {
+    expect(toSplunk(det("    s:\n        F|cased: 'Ab'\n        Ip|cidr: '10.0.0.0/8'\n    condition: s"))).toBe('F=CASE("Ab") Ip="10.0.0.0/8"');
+  });
+  it('emits top-level regexes as | regex and rejects them under OR', () => {
+    expect(toSplunk(det("    s:\n        A: x\n        F|re: 'a\\d+'\n    condition: s"))).toBe('A="x" | regex F="a\\\\d+"');
+    unsupported(() => toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t")));
+  });
+  it('rejects ? wildcards and literal stars', () => {
+    unsupported(() => toSplunk(det("    s:\n        F: 'a?c'\n    condition: s")));
+    unsupported(() => toSplunk(det("    s:\n        F: 'a\\*c'\n    condition: s")));
+  });
+  it('turns keywords into substring free-text terms and exists into F=*', () => {
+    expect(toSplunk(det("    k:\n        - 'evil cmd'\n    s:\n        F|exists: true\n    condition: k and s"))).toBe('"*evil cmd*" F=*');
+  });
+});
+
+describe('ES|QL backend', () => {
+  it('converts a typical rule with exact case-insensitivity', () => {
+    expect(toEsql(basic)).toBe(
+      'FROM logs-* | WHERE TO_LOWER(Image) LIKE "*\\\\\\\\cmd.exe" AND (TO_LOWER(CommandLine) LIKE "*/c whoami*" OR TO_LOWER(CommandLine) LIKE "*/c net*") AND NOT COALESCE(TO_LOWER(User) == "system", false)',
+    );
+  });
+  it('translates simple regexes to Lucene syntax and rejects others', () => {
+    expect(toLuceneRegex('a\\d+')).toBe('.*(a[0-9]+).*');
+    expect(toLuceneRegex('^cmd|ps$')).toBeDefined();
+    expect(toLuceneRegex('\\bword\\b')).toBeUndefined();
+    unsupported(() => toEsql(det("    s:\n        F|re|i: 'abc'\n    condition: s")));
+  });
+  it('rejects keyword searches', () => {
+    unsupported(() => toEsql(det("    k:\n        - 'evil'\n    condition: k")));
+  });
+  it('uses CIDR_MATCH and DATE_EXTRACT', () => {
+    expect(toEsql(det("    s:\n        Ip|cidr: '10.0.0.0/8'\n        T|hour|gte: 20\n    condition: s"))).toBe(
+      'FROM logs-* | WHERE CIDR_MATCH(Ip, "10.0.0.0/8") AND DATE_EXTRACT("hour_of_day", T) >= 20',
+    );
+  });
+});
+
+describe('Lucene backend', () => {
+  it('converts with escaping and lowercase values (normalised index)', () => {
+    expect(toLucene(basic)).toBe('Image:*\\\\cmd.exe AND (CommandLine:*\\/c\\ whoami* OR CommandLine:*\\/c\\ net*) AND NOT User:system');
+  });
+  it('emits exact character-class regexes for case-preserving indexes', () => {
+    expect(toLucene(det("    s:\n        F: 'Ab*'\n    condition: s"), { caseSensitiveIndex: true })).toBe('F:/[aA][bB].*/');
+  });
+  it('rejects field references', () => {
+    unsupported(() => toLucene(det('    s:\n        F|fieldref: G\n    condition: s')));
+  });
+});
+
+describe('KQL backend', () => {
+  it('converts a typical rule with case-insensitive operators', () => {
+    expect(toKql(basic, { table: 'DeviceProcessEvents' })).toBe(
+      'DeviceProcessEvents | where Image endswith @"\\cmd.exe" and (CommandLine contains @"/c whoami" or CommandLine contains @"/c net") and not(User =~ @"SYSTEM")',
+    );
+  });
+  it('uses _cs operators for cased and regex for inner wildcards', () => {
+    expect(toKql(det("    s:\n        F|cased|contains: 'Ab'\n        G: 'a*b'\n    condition: s"))).toBe(
+      'union * | where F contains_cs @"Ab" and G matches regex @"(?i)(?s)^a.*b$"',
+    );
+  });
+  it('maps cidr to ipv4_is_in_range', () => {
+    expect(toKql(det("    s:\n        Ip|cidr: '10.0.0.0/8'\n    condition: s"))).toContain('ipv4_is_in_range(Ip, @"10.0.0.0/8")');
+  });
+});
+
+describe('placeholders in backends', () => {
+  const r = parseRule(ruleText("    s:\n        User|expand: '%Admins%'\n    condition: s"));
+  it('resolve from options', () => {
+    expect(toSplunk(r, { placeholders: { Admins: ['root', 'adm'] } })).toBe('User="root" OR User="adm"');
+  });
+  it('fail without values', () => {
+    expect(() => toSplunk(r)).toThrow(expect.objectContaining({ code: 'placeholder-unresolved' }));
+  });
+});
+
+describe('portability', () => {
+  it('scores a plain process_creation rule as portable everywhere', () => {
+    const p = portability(basic);
+    expect(p.score).toBe(1);
+    expect(Object.values(p.targets).every((t) => t.expressible)).toBe(true);
+  });
+  it('explains each target that cannot express a rule', () => {
+    const r = det("    k:\n        - 'evil'\n    s:\n        Weird: x\n    condition: k or s");
+    const p = portability(r);
+    expect(p.targets.local.expressible).toBe(true);
+    expect(p.targets.elastic.reasons[0]).toMatch(/keyword/);
+    expect(p.targets.sentinel.reasons[0]).toMatch(/field 'Weird' has no mapping/);
+    expect(p.score).toBe(0.5);
+  });
+});
