@@ -27,6 +27,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/db-postgres.ts'],
     },
+    // Differential conformance of the Sigma engine against pySigma (installs it into .tools/).
+    { ...common, displayName: 'conformance', testMatch: ['<rootDir>/test/conformance/**/*.test.ts'] },
     {
       ...common,
       ...temporal,
