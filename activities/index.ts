@@ -1,13 +1,16 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
+import type { SecretBox } from '../config/secret-box';
 import { createDeploymentActivities } from './deployments';
+import { createNotificationActivities } from './notifications';
 
-export type ActivityDeps = { db: Db; logger: Logger };
+export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox };
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeploymentActivities(deps),
+    ...createNotificationActivities(deps),
   };
 }
 

@@ -12,6 +12,7 @@ import { createRequestCounter } from './limits/request-counter';
 import { apiKeyRoutes } from './settings/api-keys.routes';
 import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
+import { webhookRoutes } from './settings/webhook.routes';
 import { ruleRoutes } from './rules/rules.routes';
 import { deployRoutes } from './deployments/deploy.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
@@ -41,6 +42,7 @@ export function buildApp(deps: ApiDeps): App {
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),
     ...auditRoutes(deps, () => auditWriter.flush()),
+    ...webhookRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import type { Database } from '../db/client';
+import type { SecretBox } from '../config/secret-box';
 
 /** What the API needs from the outside world, wired by the process that runs it. */
 export type TemporalContext = {
@@ -17,6 +18,8 @@ export type ApiDeps = {
   database: Database;
   temporal: TemporalContext;
   logger: Logger;
+  /** Encrypts secrets stored in the database (webhook secrets, target credentials). */
+  secrets: SecretBox;
   /** The clock for records and limits; tests may pin it. */
   now?: () => Date;
 };

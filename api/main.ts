@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config/env';
+import { SecretBox } from '../config/secret-box';
 import { createLogger } from '../config/logger';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
@@ -19,6 +20,7 @@ async function main() {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel, 'detflow-api');
+  const secrets = SecretBox.fromConfig(config);
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
@@ -30,6 +32,7 @@ async function main() {
       config,
       database,
       logger,
+      secrets,
       temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl: config.temporal.uiUrl },
     },
     config.host,

@@ -5,6 +5,7 @@ import express from 'express';
 import pino from 'pino';
 import pg from 'pg';
 import { openDatabase, type Database } from '../db/client';
+import { SecretBox } from '../config/secret-box';
 import { ensureBootstrap } from '../api/settings/tenant-service';
 import { storeRuleVersion } from '../api/rules/rule-store';
 import { startApi } from '../api/server';
@@ -54,7 +55,7 @@ async function benchStack(kind: 'pglite' | 'postgres', temporalAddress: string):
   // Request logs are part of the stack being measured; they go to /dev/null instead of a terminal.
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const api = await startApi(
-    { config: { bodyLimit: '1mb', publicUrl: undefined }, database, logger, temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
+    { config: { bodyLimit: '1mb', publicUrl: undefined }, database, logger, secrets: SecretBox.fromPassphrase('bench'), temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
     '127.0.0.1',
     0,
   );

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/env';
+import { SecretBox } from '../config/secret-box';
 import { createLogger } from '../config/logger';
 import { installTemporalLogging } from '../worker/runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
@@ -55,6 +56,7 @@ async function main() {
       uiUrl ??= devServer.uiUrl;
     }
 
+    const secrets = SecretBox.fromConfig(config);
     const database = await openDatabase(databaseOptionsFromConfig(config));
     stops.push(() => database.close());
     await database.migrate();
@@ -70,6 +72,7 @@ async function main() {
       taskQueue: config.temporal.taskQueue,
       db: database.db,
       logger,
+      secrets,
     });
     const workerDone = worker.run();
     stops.push(async () => {
@@ -83,6 +86,7 @@ async function main() {
         config,
         database,
         logger,
+        secrets,
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
       },
       config.host,

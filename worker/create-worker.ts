@@ -2,6 +2,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import { createActivities } from '../activities';
+import type { SecretBox } from '../config/secret-box';
 
 export type WorkerWiring = {
   address: string;
@@ -9,6 +10,7 @@ export type WorkerWiring = {
   taskQueue: string;
   db: Db;
   logger: Logger;
+  secrets: SecretBox;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -22,7 +24,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       connection,
       namespace: wiring.namespace,
       taskQueue: wiring.taskQueue,
-      activities: createActivities({ db: wiring.db, logger: wiring.logger }),
+      activities: createActivities({ db: wiring.db, logger: wiring.logger, secrets: wiring.secrets }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
     return { worker, connection };

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config/env';
+import { SecretBox } from '../config/secret-box';
 import { createLogger } from '../config/logger';
 import { installTemporalLogging } from './runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
@@ -17,6 +18,7 @@ async function main() {
   }
   const logger = createLogger(config.logLevel, 'detflow-worker');
   installTemporalLogging(logger);
+  const secrets = SecretBox.fromConfig(config);
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const client = await connectClient(config.temporal.address!, config.temporal.namespace);
@@ -28,6 +30,7 @@ async function main() {
     taskQueue: config.temporal.taskQueue,
     db: database.db,
     logger,
+    secrets,
   });
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();

@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setH
 import type { DeploymentActivities } from '../activities/deployments';
 import type { DeploymentStatus } from '../db/schema';
 import { STATUS } from './search-attributes';
+import { notifyInBackground } from './notify';
 
 export type DeployInput = {
   deploymentId: string;
@@ -67,11 +68,17 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
     await activities.activateDeployment({ deploymentId: input.deploymentId });
     state.status = 'active';
     upsertSearchAttributes([{ key: STATUS, value: 'active' }]);
+    await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.succeeded', step: 'succeeded', data: eventData(input) });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     const reason = err.cause?.message ?? err.message;
     log.warn('deployment failed', { deploymentId: input.deploymentId, reason });
     await moveTo('failed', reason);
+    await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.failed', step: 'failed', data: { ...eventData(input), error: reason } });
   }
   return state;
+}
+
+function eventData(input: DeployInput) {
+  return { deployment_id: input.deploymentId, rule_id: input.ruleId, version: input.version, target: input.targetName };
 }

@@ -10,6 +10,7 @@ import { startApi, type RunningApi } from '../../api/server';
 import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';
 import { installTemporalLogging } from '../../worker/runtime-logging';
+import { SecretBox } from '../../config/secret-box';
 
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -124,17 +125,19 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   await database.migrate();
   const token = (await ensureBootstrap(database.db, { tier: 'enterprise', token: undefined }))!;
   const taskQueue = `test-${crypto.randomUUID()}`;
+  const secrets = SecretBox.fromPassphrase(`test-${taskQueue}`);
   const client = await connectClient(address, 'default');
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
-  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, workflowBundle: { codePath: bundlePath } }));
+  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, workflowBundle: { codePath: bundlePath } }));
   workerRun = worker.run();
   const api = await startApi(
     {
       config: { bodyLimit: '1mb', publicUrl: undefined },
       database,
       logger,
+      secrets,
       temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
       ...(options.now ? { now: options.now } : {}),
     },

@@ -1,0 +1,65 @@
+import crypto from 'node:crypto';
+import type { WebhookEvent } from '../db/schema';
+
+/** The body a webhook receives: Slack-compatible (`text`, `blocks`) plus the structured event. */
+export type WebhookBody = {
+  text: string;
+  blocks: Array<{ type: 'section'; text: { type: 'mrkdwn'; text: string } } | { type: 'context'; elements: Array<{ type: 'mrkdwn'; text: string }> }>;
+  event: WebhookEvent;
+  delivery_id: string;
+  tenant_id: string;
+  created_at: string;
+  data: Record<string, unknown>;
+};
+
+const str = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+
+/** One line a person reads in the chat tool; the structured `data` is for machines. */
+export function summarize(event: WebhookEvent, data: Record<string, unknown>): string {
+  const rule = `rule \`${str(data.rule_id)}\`${data.version !== undefined ? ` v${str(data.version)}` : ''}`;
+  const target = data.target !== undefined ? ` on *${str(data.target)}*` : '';
+  switch (event) {
+    case 'approval.requested':
+      return `:raising_hand: Approval requested for ${rule}${target}${data.projected_alerts_per_day !== undefined ? ` (projected ${str(data.projected_alerts_per_day)} alerts/day)` : ''}`;
+    case 'approval.decided':
+      return `:memo: Approval for ${rule}${target}: *${str(data.decision)}*${data.comment ? ` — ${str(data.comment)}` : ''}`;
+    case 'deployment.succeeded':
+      return `:white_check_mark: Deployed ${rule}${target}`;
+    case 'deployment.failed':
+      return `:x: Deployment of ${rule}${target} failed: ${str(data.error)}`;
+    case 'rollback.completed':
+      return `:rewind: Rolled back ${rule}${target}${data.reason ? ` — ${str(data.reason)}` : ''}`;
+    case 'replay.completed':
+      return `:film_projector: Replay of ${rule}${target} completed: ${str(data.alerts)} alerts`;
+    case 'shadow.completed':
+      return `:ghost: Shadow run of ${rule}${target} completed: ${str(data.projected_alerts)} projected alerts`;
+    case 'noise_budget.exceeded':
+      return `:loud_sound: Noise budget exceeded by ${rule}${target}: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day`;
+    case 'webhook.test':
+      return ':wave: Test notification from detflow';
+  }
+}
+
+export function buildWebhookBody(input: { event: WebhookEvent; deliveryId: string; tenantId: string; createdAt: Date; data: Record<string, unknown> }): WebhookBody {
+  const text = summarize(input.event, input.data);
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `detflow · ${input.event} · tenant ${input.tenantId}` }] },
+    ],
+    event: input.event,
+    delivery_id: input.deliveryId,
+    tenant_id: input.tenantId,
+    created_at: input.createdAt.toISOString(),
+    data: input.data,
+  };
+}
+
+/**
+ * `X-Detflow-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: binding the
+ * timestamp lets receivers refuse replays of an old delivery.
+ */
+export function signWebhook(secret: string, timestamp: number, body: string): string {
+  return 'sha256=' + crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+}
