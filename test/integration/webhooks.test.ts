@@ -144,7 +144,8 @@ describe('webhook notifications', () => {
     const ruleId = 'c0000000-0000-4000-8000-00000000000d';
     await svc.request('POST', '/api/v1/rules', { body: { rule: sigmaRule(ruleId) } });
     const deploy = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false } });
-    expect((await svc.request('GET', `/api/v1/deployments/${deploy.body.id}?wait=20`)).body.status).toBe('active');
+    // The run starts the notification child after recording the deployment active: wait for the run.
+    expect(await svc.client.workflow.getHandle(deploy.body.workflow_id).result()).toMatchObject({ status: 'active' });
     const handle = svc.client.workflow.getHandle(`notify/default/deployment.succeeded/${deploy.body.workflow_id}/succeeded`);
     expect(await handle.result()).toMatchObject({ deliveryId: null, delivered: false });
     expect(receiver.received).toHaveLength(0);
