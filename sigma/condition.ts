@@ -84,8 +84,12 @@ export function resolveSelector(pattern: string, them: boolean, names: readonly 
   return names.filter((n) => re.test(n) && (allowUnderscore || !n.startsWith('_')));
 }
 
+/** Deeper nesting than any real rule uses; it bounds recursion so hostile input cannot overflow the stack. */
+export const MAX_CONDITION_DEPTH = 100;
+
 class ConditionParser {
   private index = 0;
+  private depth = 0;
   constructor(
     private readonly tokens: Token[],
     private readonly names: readonly string[],
@@ -138,11 +142,20 @@ class ConditionParser {
     return operands.length === 1 ? operands[0]! : { kind: 'and', operands, pos: this.pos(first) };
   }
 
+  private nest(tok: Token): void {
+    if (++this.depth > MAX_CONDITION_DEPTH) {
+      throw new SigmaError('condition-too-deep', `the condition nests more than ${MAX_CONDITION_DEPTH} levels of 'not' and parentheses`, this.pos(tok), this.options.source);
+    }
+  }
+
   private parseNot(): ConditionNode {
     const tok = this.peek();
     if (this.isWord(tok, 'not')) {
       this.next();
-      return { kind: 'not', operand: this.parseNot(), pos: this.pos(tok) };
+      this.nest(tok);
+      const operand = this.parseNot();
+      this.depth--;
+      return { kind: 'not', operand, pos: this.pos(tok) };
     }
     return this.parseAtom();
   }
@@ -150,7 +163,9 @@ class ConditionParser {
   private parseAtom(): ConditionNode {
     const tok = this.next();
     if (tok.kind === 'lparen') {
+      this.nest(tok);
       const inner = this.parseOr();
+      this.depth--;
       const close = this.next();
       if (close.kind !== 'rparen') throw this.error(close, `expected ')' to close '(' at column ${this.pos(tok).column}`);
       return inner;

@@ -15,6 +15,8 @@ export type SigmaErrorCode =
   | 'identifier-invalid'
   | 'condition-missing'
   | 'condition-syntax'
+  | 'condition-too-deep'
+  | 'yaml-too-deep'
   | 'condition-legacy-aggregation'
   | 'condition-undefined-identifier'
   | 'condition-pattern-no-match'

@@ -35,6 +35,7 @@ export { ATTACK_VERSION, ATTACK_TACTICS } from './data/attack';
 export {
   convertRule,
   portability,
+  TARGETS,
   SqlBackend,
   SplunkBackend,
   EsqlBackend,
@@ -60,3 +61,4 @@ export {
 export { applyPipeline, matchLogsource, PIPELINES, ELASTIC_ECS, SPLUNK_CIM, SENTINEL, type Pipeline, type LogsourceMapping } from './pipelines';
 export { parseYaml, type YamlStream } from './yamltree';
 export { applyFilters, filterApplies } from './filters';
+export { documentItems, itemsOf, conditionNodes } from './walk';

@@ -573,6 +573,17 @@ function parseFilterDoc(ctx: DocumentContext, root: YMap, entries: Map<string, P
  * them all. Documents whose YAML itself is broken are dropped.
  */
 export function parseSigma(text: string, options: ParseOptions = {}): SigmaCollection {
+  try {
+    return parseSigmaDocuments(text, options);
+  } catch (err) {
+    // Hostile nesting (thousands of levels of YAML blocks or brackets) exhausts the stack in the
+    // YAML layer; it is reported as the rule's error rather than crashing the caller.
+    if (!(err instanceof RangeError)) throw err;
+    return { documents: [], errors: [new SigmaError('yaml-too-deep', 'the document nests too deeply to be a Sigma rule', { line: 1, column: 1 }, options.source)] };
+  }
+}
+
+function parseSigmaDocuments(text: string, options: ParseOptions): SigmaCollection {
   const stream = parseYaml(text);
   const documents: SigmaDocument[] = [];
   const errors: SigmaError[] = [];

@@ -66,7 +66,8 @@ export interface PortabilityOptions {
   readonly placeholders?: CompileOptions['placeholders'];
 }
 
-const TARGETS: Record<Exclude<TargetKind, 'local'>, { backend: BackendName; pipeline: Pipeline }> = {
+/** How each remote target kind is compiled: its backend and its field-mapping pipeline. */
+export const TARGETS: Record<Exclude<TargetKind, 'local'>, { backend: BackendName; pipeline: Pipeline }> = {
   splunk: { backend: 'splunk', pipeline: SPLUNK_CIM },
   elastic: { backend: 'esql', pipeline: ELASTIC_ECS },
   sentinel: { backend: 'kql', pipeline: SENTINEL },
