@@ -13,7 +13,9 @@ import { apiKeyRoutes } from './settings/api-keys.routes';
 import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
 import { webhookRoutes } from './settings/webhook.routes';
+import { targetRoutes } from './settings/targets.routes';
 import { ruleRoutes } from './rules/rules.routes';
+import { lintRoutes } from './rules/lint.routes';
 import { deployRoutes } from './deployments/deploy.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 
@@ -38,11 +40,13 @@ export function buildApp(deps: ApiDeps): App {
 
   const routes: RouteSpec<any, any, any>[] = [
     ...ruleRoutes(deps),
+    ...lintRoutes(deps),
     ...deployRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),
     ...auditRoutes(deps, () => auditWriter.flush()),
     ...webhookRoutes(deps),
+    ...targetRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

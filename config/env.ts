@@ -30,7 +30,7 @@ const envSchema = z.object({
   DETFLOW_BOOTSTRAP_TOKEN: optionalString,
   DETFLOW_SECRET_KEY: optionalString,
   DETFLOW_DEFAULT_TIER: z.enum(TIERS).default('enterprise'),
-  DETFLOW_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb').default('1mb'),
+  DETFLOW_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb').default('5mb'),
   DETFLOW_PUBLIC_URL: optionalString,
 });
 

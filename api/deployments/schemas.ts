@@ -14,7 +14,7 @@ export const DeployBody = openapi(
       target: z.string().min(1).max(200),
       approval_required: z.boolean().default(true),
       noise_budget: NoiseBudget.optional(),
-      version: z.number().int().min(1).optional().describe('The rule version to deploy; the latest when absent'),
+      version: z.number().int().min(1).max(2_147_483_647).optional().describe('The rule version to deploy; the latest when absent'),
     })
     .strict(),
   'DeployRequest',

@@ -6,6 +6,7 @@ import { defineRoute } from '../http/route';
 import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
 import { ProblemSchema, notFound } from '../http/problem';
 import { storeRuleVersion } from './rule-store';
+import { checkRuleSize } from '../limits/resource-limits';
 import {
   DiffQuery,
   ListRulesQuery,
@@ -91,6 +92,7 @@ export function ruleRoutes(deps: ApiDeps) {
         200: { description: 'The same text was already stored; its version', schema: StoredRuleVersion },
       },
       handler: async ({ body, auth }) => {
+        checkRuleSize(auth, body.rule);
         const stored = await storeRuleVersion(db, auth.tenantId, body.rule, auth.tokenId);
         return {
           status: stored.created ? 201 : 200,

@@ -64,12 +64,12 @@ export const RuleVersionList = openapi(z.object({ items: z.array(RuleVersionInfo
 export const RuleVersionDetail = openapi(RuleVersionInfo.extend({ content: z.string() }), 'RuleVersionDetail');
 
 export const RuleIdParams = z.object({ id: z.string().min(1).max(200) }).strict();
-export const RuleVersionParams = z.object({ id: z.string().min(1).max(200), version: z.coerce.number().int().min(1) }).strict();
+export const RuleVersionParams = z.object({ id: z.string().min(1).max(200), version: z.coerce.number().int().min(1).max(2_147_483_647) }).strict();
 
 export const DiffQuery = z
   .object({
-    from: z.coerce.number().int().min(1).describe('The older version'),
-    to: z.coerce.number().int().min(1).optional().describe('The newer version; the latest when absent'),
+    from: z.coerce.number().int().min(1).max(2_147_483_647).describe('The older version'),
+    to: z.coerce.number().int().min(1).max(2_147_483_647).optional().describe('The newer version; the latest when absent'),
   })
   .strict();
 

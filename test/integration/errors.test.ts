@@ -40,7 +40,7 @@ describe('bad input gets a clear problem+json answer', () => {
   });
 
   it('answers 413 for a body over the limit', async () => {
-    const res = await svc.request('POST', '/api/v1/rules', { body: { rule: 'x'.repeat(1024 * 1024 + 10) } });
+    const res = await svc.request('POST', '/api/v1/rules', { body: { rule: 'x'.repeat(5 * 1024 * 1024 + 10) } });
     expectProblem(res, 413, 'payload-too-large');
   });
 

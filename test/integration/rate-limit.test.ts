@@ -115,6 +115,7 @@ onPostgres('rate-limit counters shared by two API processes on one PostgreSQL da
         TEMPORAL_TASK_QUEUE: svc.taskQueue,
         PORT: String(port),
         LOG_LEVEL: 'warn',
+        DETFLOW_SECRET_KEY: 'shared-by-both-api-processes',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

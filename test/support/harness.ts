@@ -134,7 +134,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   workerRun = worker.run();
   const api = await startApi(
     {
-      config: { bodyLimit: '1mb', publicUrl: undefined },
+      config: { bodyLimit: '5mb', publicUrl: undefined },
       database,
       logger,
       secrets,
