@@ -1,0 +1,190 @@
+/**
+ * The contract every SIEM target kind implements (`local`, `splunk`, `elastic`, `sentinel`).
+ * Activities talk to targets only through this interface, so workflows never know which kind they
+ * drive. The `local` adapter implements all of it and is the reference the others are measured
+ * against.
+ *
+ * The rule handed to `compile` is a type parameter: the Sigma engine's rule model for real targets,
+ * anything a test needs otherwise. Everything after compilation works on `CompiledRule` (query text
+ * + identity), which is what deployments persist.
+ */
+
+export type TargetKind = 'local' | 'splunk' | 'elastic' | 'sentinel';
+
+/** Half-open time window [from, to), UTC. */
+export interface TimeWindow {
+  readonly from: Date;
+  readonly to: Date;
+}
+
+/** Sigma logsource a compiled rule applies to (routing; not part of the query text on every kind). */
+export interface RuleLogsource {
+  readonly product?: string;
+  readonly category?: string;
+  readonly service?: string;
+}
+
+/** What a target kind can do; lint reports it and activities check it before calling. */
+export interface AdapterCapabilities {
+  /** Name of the query language `compile` produces (e.g. `duckdb-sql`, `spl`, `esql`, `kql`). */
+  readonly queryLanguage: string;
+  /** Fixture tests run in the target itself (isolated from real data). */
+  readonly fixtures: boolean;
+  /** Historical search/count over a time window (replay, impact projection). */
+  readonly historicalSearch: boolean;
+  /** Cursor-based "events since" evaluation (shadow runs, scheduled detection). */
+  readonly liveEvaluation: boolean;
+  readonly deploy: boolean;
+  readonly alertStats: boolean;
+  readonly runStats: boolean;
+  /** Longest window a single search may cover, in days; null when unbounded. */
+  readonly maxSearchWindowDays: number | null;
+}
+
+export interface CompileIssue {
+  /** Stable code (e.g. `backend-unsupported`). */
+  readonly code: string;
+  readonly message: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
+/** Compilation succeeds with a query or fails with reasons; it never yields a query meaning something else. */
+export type CompileResult =
+  | { readonly ok: true; readonly query: string; readonly logsource?: RuleLogsource }
+  | { readonly ok: false; readonly issues: readonly CompileIssue[] };
+
+/** A rule compiled for one target: the unit that is tested, replayed and deployed. */
+export interface CompiledRule {
+  readonly ruleId: string;
+  /** Rule version; deploying the same id and version twice changes nothing. */
+  readonly version: number;
+  readonly query: string;
+  readonly logsource?: RuleLogsource;
+  readonly title?: string;
+  readonly level?: string;
+}
+
+export interface FixtureCase {
+  readonly name: string;
+  readonly event: Record<string, unknown>;
+  readonly expect: 'match' | 'no_match';
+}
+
+export interface FixtureOutcome {
+  readonly name: string;
+  readonly expect: 'match' | 'no_match';
+  readonly matched: boolean;
+  readonly passed: boolean;
+  /** Why it failed, in words a rule author acts on; empty when passed. */
+  readonly reason: string;
+}
+
+export interface DayCount {
+  /** UTC day, YYYY-MM-DD. */
+  readonly day: string;
+  readonly scanned: number;
+  readonly matched: number;
+}
+
+/** Cost and volume of one search: what replay progress and impact summaries are built from. */
+export interface ScanStats {
+  readonly scanned: number;
+  /** How the figure is computed is the adapter's to document (local: raw JSON bytes of scanned events). */
+  readonly bytesScanned: number;
+  readonly durationMs: number;
+}
+
+export interface WindowCountResult extends ScanStats {
+  readonly matched: number;
+  readonly perDay: readonly DayCount[];
+}
+
+export interface MatchedEvent {
+  readonly eventId: string;
+  readonly time: Date;
+  readonly event: Record<string, unknown>;
+}
+
+export interface WindowSearchResult extends WindowCountResult {
+  readonly events: readonly MatchedEvent[];
+  readonly truncated: boolean;
+}
+
+/** A contiguous slice of a window, sized for one replay step (heartbeat, progress, cancellation). */
+export interface WindowChunk extends TimeWindow {
+  /** Events expected in the chunk (planning estimate). */
+  readonly events: number;
+}
+
+export interface DeployRequest {
+  /** Caller's deployment id (from its own records); the idempotency key of deploy. */
+  readonly deploymentId: string;
+  readonly tenantId: string;
+  readonly rule: CompiledRule;
+}
+
+export type DeploymentState = 'active' | 'superseded' | 'undeployed';
+
+export interface DeployedRule {
+  readonly deploymentId: string;
+  readonly tenantId: string;
+  readonly ruleId: string;
+  readonly version: number;
+  readonly query: string;
+  readonly logsource?: RuleLogsource;
+  readonly state: DeploymentState;
+  readonly deployedAt: Date;
+}
+
+export interface DeployResult {
+  /** false when this deployment was already in place (a retry, or the same version twice). */
+  readonly changed: boolean;
+  readonly deployment: DeployedRule;
+  /** The deployment this one replaced, if any. */
+  readonly superseded: string | null;
+}
+
+export interface UndeployResult {
+  /** false when nothing was active under that id. */
+  readonly changed: boolean;
+}
+
+export interface AlertStats {
+  readonly ruleId: string;
+  readonly alerts: number;
+  readonly perDay: ReadonlyArray<{ readonly day: string; readonly alerts: number }>;
+  readonly firstAlertAt: Date | null;
+  readonly lastAlertAt: Date | null;
+}
+
+export interface RunStats {
+  readonly ruleId: string;
+  readonly runs: number;
+  readonly failedRuns: number;
+  readonly eventsScanned: number;
+  readonly meanDurationMs: number;
+  readonly maxDurationMs: number;
+  readonly lastRunAt: Date | null;
+  readonly lastError: string | null;
+}
+
+/** One target instance, as activities see it. */
+export interface SiemAdapter<TRule = unknown> {
+  readonly kind: TargetKind;
+  capabilities(): AdapterCapabilities;
+  compile(rule: TRule): CompileResult;
+  runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]>;
+
+  count(tenantId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult>;
+  search(tenantId: string, rule: CompiledRule, window: TimeWindow, options?: { limit?: number }): Promise<WindowSearchResult>;
+  /** Splits a window into chunks of about `targetEvents` events for a chunked replay. */
+  planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]>;
+
+  deploy(request: DeployRequest): Promise<DeployResult>;
+  undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult>;
+  listDeployed(tenantId: string): Promise<DeployedRule[]>;
+
+  alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats>;
+  runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats>;
+}

@@ -1,0 +1,38 @@
+import { sqlLiteral } from './fields';
+
+/**
+ * How an event's timestamp field becomes its UTC `event_time`, as SQL over the field's JSON value.
+ * Parsing happens inside DuckDB so that every source (NDJSON, JSON arrays, Parquet) follows one
+ * rule set:
+ *  - a string must look like RFC 3339 / ISO 8601: `YYYY-MM-DD`, optionally `T` or space and
+ *    `hh:mm[:ss[.fraction]]`, optionally `Z` or an offset `±hh[[:]mm]`; without an offset it is UTC;
+ *    impossible dates (Feb 30) are rejected;
+ *  - a number is a Unix epoch whose unit follows from its magnitude: |n| < 1e11 seconds,
+ *    < 1e14 milliseconds, < 1e17 microseconds, else nanoseconds (every real date from 1973 to 5138
+ *    falls in exactly one band);
+ *  - anything else (missing, null, boolean, object, digits in a string) is rejected.
+ */
+
+const ISO_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)?)?$';
+
+/** SQL turning the timestamp field's JSON value (a column name; NULL when absent) into a TIMESTAMP in UTC, or NULL when not parseable. */
+export function eventTimeFromJson(v: string): string {
+  const text = `(${v} ->> '$')`;
+  const n = `TRY_CAST(${v} AS DOUBLE)`;
+  const micros = `CASE WHEN abs(${n}) < 1e11 THEN ${n} * 1e6 WHEN abs(${n}) < 1e14 THEN ${n} * 1e3 WHEN abs(${n}) < 1e17 THEN ${n} ELSE ${n} / 1e3 END`;
+  return `CASE json_type(${v})
+    WHEN 'VARCHAR' THEN CASE WHEN regexp_full_match(${text}, ${sqlLiteral(ISO_PATTERN)}) THEN TRY_CAST(TRY_CAST(upper(${text}) AS TIMESTAMPTZ) AS TIMESTAMP) END
+    WHEN 'BIGINT' THEN make_timestamp(CAST(${micros} AS BIGINT))
+    WHEN 'UBIGINT' THEN make_timestamp(CAST(${micros} AS BIGINT))
+    WHEN 'DOUBLE' THEN make_timestamp(CAST(${micros} AS BIGINT))
+  END`;
+}
+
+/** SQL giving the reason a row's timestamp was rejected (only meaningful where event_time is NULL). */
+export function eventTimeRejection(v: string, field: string): string {
+  const name = field.replace(/'/g, "''");
+  return `CASE
+    WHEN ${v} IS NULL THEN 'timestamp field "${name}" is missing'
+    ELSE 'timestamp field "${name}" is not an RFC 3339 time or a Unix epoch number: ' || left(CAST(${v} AS VARCHAR), 80)
+  END`;
+}

@@ -1,0 +1,162 @@
+/**
+ * Which event fields the local store keeps as real columns, and how any Sigma field name becomes a
+ * SQL expression over the store.
+ *
+ * A promoted ("hot") column holds exactly `json_extract_string(raw, '$."Field"')`, computed once at
+ * ingestion, so a rule reads the same value whether the SQL backend maps its field to the column or
+ * to the JSON fallback: promotion only changes speed, never a match. Columns are VARCHAR for that
+ * reason (EventID 1 is stored as '1', as json_extract_string yields it).
+ */
+
+/** The promoted fields: the Sigma names most rules over Windows/Sysmon/Linux telemetry use. */
+export const PROMOTED_FIELDS: readonly string[] = [
+  // process creation (Sysmon 1, Security 4688, auditd/Linux process_creation)
+  'Image',
+  'CommandLine',
+  'ParentImage',
+  'ParentCommandLine',
+  'OriginalFileName',
+  'Product',
+  'Company',
+  'Description',
+  'CurrentDirectory',
+  'IntegrityLevel',
+  'Hashes',
+  'User',
+  'ProcessId',
+  'ParentProcessId',
+  'ParentUser',
+  'LogonId',
+  // common envelope
+  'EventID',
+  'Computer',
+  'Channel',
+  'Provider_Name',
+  // file and registry events
+  'TargetFilename',
+  'TargetObject',
+  'Details',
+  'EventType',
+  'ImageLoaded',
+  'Signed',
+  // network and DNS
+  'DestinationIp',
+  'DestinationPort',
+  'DestinationHostname',
+  'SourceIp',
+  'SourcePort',
+  'Protocol',
+  'Initiated',
+  'QueryName',
+  'QueryResults',
+  // process access, pipes, services, scripts
+  'SourceImage',
+  'TargetImage',
+  'GrantedAccess',
+  'PipeName',
+  'ServiceName',
+  'ServiceFileName',
+  'ImagePath',
+  'ScriptBlockText',
+  // Windows Security logon/object events
+  'TargetUserName',
+  'SubjectUserName',
+  'LogonType',
+  'IpAddress',
+  'ObjectName',
+  'ShareName',
+];
+
+/**
+ * Columns every event row has besides the promoted ones. Their names are disjoint from the promoted
+ * fields even case-insensitively (DuckDB identifiers are case-insensitive): a test checks it.
+ */
+export const BASE_COLUMNS = [
+  'seq',
+  'tenant_id',
+  'event_id',
+  'event_time',
+  'ingested_at',
+  'ls_product',
+  'ls_category',
+  'ls_service',
+  'raw_bytes',
+  'raw',
+] as const;
+
+const PROMOTED = new Set(PROMOTED_FIELDS);
+
+export function isPromotedField(field: string): boolean {
+  return PROMOTED.has(field);
+}
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function sqlLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A JSON path naming one top-level key, quoted so dots, spaces and quotes in names are literal. */
+export function jsonKeyPath(key: string): string {
+  return sqlLiteral(`$."${key.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`);
+}
+
+function nestedPath(field: string): string {
+  return sqlLiteral(`$.${field.split('.').map((s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join('.')}`);
+}
+
+/**
+ * The value of a Sigma field as text (NULL when absent), over a table with a `raw` JSON column.
+ * Promoted fields read their column; others read `raw`. Dotted names try the literal key first and
+ * then the nested path, the convention of the Sigma SQL backend's default.
+ */
+export function fieldExpression(field: string): string {
+  if (PROMOTED.has(field)) return quoteIdentifier(field);
+  const flat = `json_extract_string(raw, ${jsonKeyPath(field)})`;
+  if (!field.includes('.')) return flat;
+  return `coalesce(${flat}, json_extract_string(raw, ${nestedPath(field)}))`;
+}
+
+/**
+ * True when the field is present, even with a JSON null value (Sigma `exists`). Always reads `raw`:
+ * a promoted column cannot tell a JSON null from an absent key.
+ */
+export function existsExpression(field: string): string {
+  if (!field.includes('.')) return `json_exists(raw, ${jsonKeyPath(field)})`;
+  return `(json_exists(raw, ${jsonKeyPath(field)}) OR json_exists(raw, ${nestedPath(field)}))`;
+}
+
+/** Column definitions of the promoted fields, for CREATE TABLE. */
+export function promotedColumnsDdl(): string {
+  return PROMOTED_FIELDS.map((f) => `${quoteIdentifier(f)} VARCHAR`).join(',\n  ');
+}
+
+/**
+ * Parses each event once at ingestion: `from_json(raw, structure)` yields a STRUCT with one JSON
+ * member per promoted field (turned into the same text json_extract_string gives, a test checks
+ * it) plus the extra keys a batch needs (timestamp, id and logsource fields). Keys match
+ * case-sensitively, like JSON paths.
+ */
+export interface EventStruct {
+  /** SQL: from_json(rawExpr, '<structure>'). */
+  readonly parse: string;
+  /** SQL reading one key of the parsed struct (held in column `alias`). */
+  member(key: string): string;
+  /** SELECT-list items producing the promoted columns from the struct. */
+  readonly promotedItems: string;
+}
+
+export function eventStruct(rawExpr: string, alias: string, extraKeys: readonly string[]): EventStruct {
+  const structure: Record<string, string> = {};
+  // Members are parsed as JSON and turned to text with ->> '$': casting straight to VARCHAR would
+  // keep a number's source spelling (1e+21) where json_extract_string normalises it (1e21).
+  for (const key of [...PROMOTED_FIELDS, ...extraKeys]) structure[key] = 'JSON';
+  const member = (key: string) => `struct_extract(${alias}, ${sqlLiteral(key)})`;
+  return {
+    parse: `from_json(${rawExpr}, ${sqlLiteral(JSON.stringify(structure))})`,
+    member,
+    promotedItems: PROMOTED_FIELDS.map((f) => `(${member(f)} ->> '$') AS ${quoteIdentifier(f)}`).join(', '),
+  };
+}

@@ -1,0 +1,130 @@
+import type {
+  AdapterCapabilities,
+  AlertStats,
+  CompiledRule,
+  CompileResult,
+  DeployedRule,
+  DeployRequest,
+  DeployResult,
+  FixtureCase,
+  FixtureOutcome,
+  RunStats,
+  SiemAdapter,
+  TimeWindow,
+  UndeployResult,
+  WindowChunk,
+  WindowCountResult,
+  WindowSearchResult,
+} from '../adapter';
+import { DeploymentRegistry } from './deployments';
+import type { LocalEventStore } from './event-store';
+import { ScheduledDetection, type DetectionRunOutcome } from './scheduled-detection';
+
+/**
+ * How a rule becomes a WHERE expression over the local store. The Sigma engine's DuckDB SQL
+ * backend is one; it receives the store's field mapping so hot fields read their columns.
+ */
+export type LocalRuleCompiler<TRule> = (rule: TRule, fields: LocalFieldMapping) => CompileResult;
+
+export interface LocalFieldMapping {
+  fieldExpression(field: string): string;
+  existsExpression(field: string): string;
+}
+
+export interface LocalAdapterOptions<TRule> {
+  readonly store: LocalEventStore;
+  readonly compiler: LocalRuleCompiler<TRule>;
+  /** Clock for deployment and alert times (tests pin it). */
+  readonly now?: () => Date;
+  /** Alerts stored per deployment per detection run; matches beyond are counted only. */
+  readonly maxAlertsPerRun?: number;
+}
+
+/** The `local` target kind: an embedded SIEM over a LocalEventStore. */
+export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
+  readonly kind = 'local' as const;
+  private readonly store: LocalEventStore;
+  private readonly compiler: LocalRuleCompiler<TRule>;
+  private readonly now: () => Date;
+  private readonly deployments: DeploymentRegistry;
+  private readonly detection: ScheduledDetection;
+
+  constructor(options: LocalAdapterOptions<TRule>) {
+    this.store = options.store;
+    this.compiler = options.compiler;
+    this.now = options.now ?? (() => new Date());
+    this.deployments = new DeploymentRegistry(this.store);
+    this.detection = new ScheduledDetection(this.store, this.deployments, options.maxAlertsPerRun);
+  }
+
+  capabilities(): AdapterCapabilities {
+    return {
+      queryLanguage: 'duckdb-sql',
+      fixtures: true,
+      historicalSearch: true,
+      liveEvaluation: true,
+      deploy: true,
+      alertStats: true,
+      runStats: true,
+      maxSearchWindowDays: null,
+    };
+  }
+
+  compile(rule: TRule): CompileResult {
+    return this.compiler(rule, {
+      fieldExpression: (f) => this.store.fieldExpression(f),
+      existsExpression: (f) => this.store.existsExpression(f),
+    });
+  }
+
+  /**
+   * Fixtures are the rule's own examples: the logsource is not checked against them (they carry
+   * none), only the detection query.
+   */
+  async runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]> {
+    const matching = new Set(await this.store.withFixtureTable(fixtures.map((f) => f.event), (table) => table.matching(rule.query)));
+    return fixtures.map((f, i) => {
+      const matched = matching.has(i + 1);
+      const passed = matched === (f.expect === 'match');
+      const reason = passed ? '' : f.expect === 'match' ? `rule ${rule.ruleId} v${rule.version} did not match this event` : `rule ${rule.ruleId} v${rule.version} matched this event`;
+      return { name: f.name, expect: f.expect, matched, passed, reason };
+    });
+  }
+
+  async count(tenantId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult> {
+    return this.store.count(tenantId, rule.query, window, rule.logsource);
+  }
+
+  async search(tenantId: string, rule: CompiledRule, window: TimeWindow, options: { limit?: number } = {}): Promise<WindowSearchResult> {
+    return this.store.search(tenantId, rule.query, window, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
+  }
+
+  planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
+    return this.store.planChunks(tenantId, window, targetEvents);
+  }
+
+  deploy(request: DeployRequest): Promise<DeployResult> {
+    return this.deployments.deploy(request, this.now());
+  }
+
+  undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult> {
+    return this.deployments.undeploy(tenantId, deploymentId, this.now());
+  }
+
+  async listDeployed(tenantId: string): Promise<DeployedRule[]> {
+    return (await this.deployments.listActive(tenantId)).map(({ detectionCursor: _cursor, ...d }) => d);
+  }
+
+  /** One scheduled-detection pass for the tenant (the worker calls it on its schedule). */
+  runDetection(tenantId: string): Promise<DetectionRunOutcome[]> {
+    return this.detection.run(tenantId, this.now());
+  }
+
+  alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats> {
+    return this.detection.alertStats(tenantId, ruleId, window);
+  }
+
+  runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats> {
+    return this.detection.runStats(tenantId, ruleId, window);
+  }
+}

@@ -1,0 +1,42 @@
+import { promotedColumnsDdl, quoteIdentifier } from './fields';
+
+/**
+ * The local store's tables. One DuckDB file holds every tenant: queries always filter on
+ * `tenant_id`, and rows are appended in ingestion order, which for live feeds is roughly time
+ * order, so DuckDB's per-row-group min/max statistics skip most row groups outside a time window.
+ */
+
+/** Events table shape; fixture tables are created with the same function so rules see one shape. */
+export function eventsTableDdl(qualifiedName: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${qualifiedName} (
+  seq BIGINT NOT NULL,            -- ingestion cursor: strictly increasing in commit order, store-wide
+  tenant_id VARCHAR NOT NULL,
+  event_id VARCHAR NOT NULL,      -- from the batch's id field when given, else a generated UUID
+  event_time TIMESTAMP NOT NULL,  -- UTC
+  ingested_at TIMESTAMP NOT NULL, -- UTC, commit time of the batch
+  ls_product VARCHAR,             -- Sigma logsource, lower-cased
+  ls_category VARCHAR,
+  ls_service VARCHAR,
+  raw_bytes INTEGER NOT NULL,     -- strlen(raw), for bytes-scanned figures
+  raw VARCHAR NOT NULL,           -- the event as received (strict JSON object text)
+  ${promotedColumnsDdl()}
+)`;
+}
+
+export const EVENTS_TABLE = 'events';
+export const FIXTURE_SCHEMA = 'fixtures';
+
+export const STORE_DDL: readonly string[] = [
+  eventsTableDdl(EVENTS_TABLE),
+  `CREATE TABLE IF NOT EXISTS ingest_batches (
+  batch_id VARCHAR PRIMARY KEY,
+  tenant_id VARCHAR NOT NULL,
+  first_seq BIGINT,               -- NULL when no line of the batch was accepted
+  last_seq BIGINT,
+  high_water_seq BIGINT NOT NULL, -- store-wide cursor after this batch (== last_seq when accepted > 0)
+  accepted INTEGER NOT NULL,
+  rejected INTEGER NOT NULL,
+  ingested_at TIMESTAMP NOT NULL
+)`,
+  `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(FIXTURE_SCHEMA)}`,
+];

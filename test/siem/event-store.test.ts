@@ -1,0 +1,338 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { IngestSourceError, LocalEventStore } from '../../siem/local/event-store';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2024, 0, 1);
+const ALL_2024 = { from: new Date(T0), to: new Date(Date.UTC(2025, 0, 1)) };
+const ps = `ends_with(lower("Image"), '\\powershell.exe')`;
+
+let store: LocalEventStore;
+let dir: string;
+
+beforeEach(async () => {
+  store = await LocalEventStore.open({ path: ':memory:' });
+});
+afterEach(async () => {
+  await store.close();
+});
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'detflow-siem-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const line = (o: Record<string, unknown>) => JSON.stringify(o);
+
+describe('ingestion', () => {
+  it('stores a good NDJSON batch with logsource, ids and cursors', async () => {
+    const text = [
+      line({ ts: '2024-01-01T10:00:00Z', id: 'e1', Image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe', EventID: 1 }),
+      line({ ts: '2024-01-01T11:00:00Z', id: 'e2', Image: 'C:\\Windows\\notepad.exe', EventID: 1 }),
+    ].join('\n');
+    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: 'Windows', category: 'process_creation' } });
+    expect(r).toMatchObject({ accepted: 2, rejected: 0, errors: [], firstSeq: 1, lastSeq: 2, cursor: 2 });
+    const found = await store.search('acme', ps, ALL_2024);
+    expect(found.matched).toBe(1);
+    expect(found.events[0]).toMatchObject({ eventId: 'e1', time: new Date('2024-01-01T10:00:00Z'), logsource: { product: 'windows', category: 'process_creation' } });
+    expect(found.events[0]!.event.EventID).toBe(1);
+  });
+
+  it('rejects bad lines with their line numbers and stores every good line', async () => {
+    const text = [
+      line({ ts: '2024-01-01T00:00:01Z', n: 1 }), // 1
+      '{"ts": "2024-01-01T00:00:02Z", "n": 2,}', // 2: trailing comma (DuckDB would accept it, JSON does not)
+      '', // 3: blank lines are skipped but counted
+      '[1, 2]', // 4
+      line({ n: 5 }), // 5: no timestamp
+      line({ ts: 'yesterday', n: 6 }), // 6
+      line({ ts: '2024-02-30T00:00:00Z', n: 7 }), // 7: impossible date
+      line({ ts: '2024-01-01T00:00:08Z', n: 8 }), // 8
+    ].join('\r\n');
+    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 'ts' });
+    expect(r.accepted).toBe(2);
+    expect(r.rejected).toBe(5);
+    expect(r.errors.map((e) => e.line)).toEqual([2, 4, 5, 6, 7]);
+    expect(r.errors[0]!.error).toMatch(/^invalid JSON/);
+    expect(r.errors[1]!.error).toBe('expected a JSON object, got array');
+    expect(r.errors[2]!.error).toBe('timestamp field "ts" is missing');
+    expect(r.errors[3]!.error).toMatch(/not an RFC 3339 time.*"yesterday"/);
+    const stored = await store.search('acme', 'true', ALL_2024);
+    expect(stored.events.map((e) => e.event.n)).toEqual([1, 8]);
+    expect(stored.events.map((e) => e.seq)).toEqual([1, 8]);
+  });
+
+  it('stores nothing and keeps the cursor when every line is bad', async () => {
+    await store.ingest('acme', { kind: 'ndjson', input: line({ ts: '2024-01-01T00:00:00Z' }) }, { timestampField: 'ts' });
+    const r = await store.ingest('acme', { kind: 'ndjson', input: 'nope\n{"x":1}' }, { timestampField: 'ts' });
+    expect(r).toMatchObject({ accepted: 0, rejected: 2, firstSeq: null, lastSeq: null, cursor: 1 });
+    expect(await store.latestCursor()).toBe(1);
+    expect((await store.count('acme', 'true', ALL_2024)).scanned).toBe(1);
+  });
+
+  it('writes nothing of a batch whose stream fails part-way', async () => {
+    async function* failing(): AsyncGenerator<string> {
+      yield line({ ts: '2024-01-01T00:00:00Z', n: 1 }) + '\n';
+      yield line({ ts: '2024-01-01T00:00:01Z', n: 2 }) + '\n';
+      throw new Error('connection reset');
+    }
+    const failed = store.ingest('acme', { kind: 'ndjson', input: failing() }, { timestampField: 'ts' });
+    await expect(failed).rejects.toThrow(IngestSourceError);
+    await expect(failed).rejects.toThrow(/^cannot read NDJSON stream: connection reset$/);
+    expect((await store.count('acme', 'true', ALL_2024)).scanned).toBe(0);
+    expect(await store.latestCursor()).toBe(0);
+    // The store stays usable after the failure.
+    const ok = await store.ingest('acme', { kind: 'ndjson', input: line({ ts: '2024-01-01T00:00:00Z' }) }, { timestampField: 'ts' });
+    expect(ok.accepted).toBe(1);
+  });
+
+  it('splits byte streams into lines across chunk boundaries, multi-byte characters included', async () => {
+    const text = [line({ ts: '2024-01-01T00:00:00Z', User: 'Zoë Ä' }), line({ ts: '2024-01-01T00:00:01Z', User: '日本' })].join('\n');
+    const bytes = Buffer.from(text, 'utf8');
+    async function* chunks() {
+      for (let i = 0; i < bytes.length; i += 3) yield new Uint8Array(bytes.subarray(i, i + 3));
+    }
+    const r = await store.ingest('acme', { kind: 'ndjson', input: chunks() }, { timestampField: 'ts' });
+    expect(r.accepted).toBe(2);
+    const users = (await store.search('acme', `"User" IN ('Zoë Ä', '日本')`, ALL_2024)).events.map((e) => e.event.User);
+    expect(users).toEqual(['Zoë Ä', '日本']);
+  });
+
+  it('ingests JSON arrays, numbering elements from 1', async () => {
+    const r = await store.ingest(
+      'acme',
+      { kind: 'json-array', input: JSON.stringify([{ ts: '2024-01-01T00:00:00Z' }, 'x', { ts: 1704067200 }]) },
+      { timestampField: 'ts' },
+    );
+    expect(r.accepted).toBe(2);
+    expect(r.errors).toEqual([{ line: 2, error: 'expected a JSON object, got string' }]);
+    const values = await store.ingest('acme', { kind: 'json-array', input: [{ ts: 1704067200000 }] }, { timestampField: 'ts' });
+    expect(values.accepted).toBe(1);
+    await expect(store.ingest('acme', { kind: 'json-array', input: '{"a":1}' }, { timestampField: 'ts' })).rejects.toThrow(IngestSourceError);
+  });
+
+  it('ingests a JSONL file', async () => {
+    const path = join(dir, 'events.jsonl');
+    writeFileSync(path, [line({ ts: '2024-01-01T00:00:00Z', Image: 'a' }), 'oops', line({ ts: '2024-01-02T00:00:00Z', Image: 'b' })].join('\n') + '\n');
+    const r = await store.ingest('acme', { kind: 'jsonl-file', path }, { timestampField: 'ts' });
+    expect(r.accepted).toBe(2);
+    expect(r.errors.map((e) => e.line)).toEqual([2]);
+    await expect(store.ingest('acme', { kind: 'jsonl-file', path: join(dir, 'missing.jsonl') }, { timestampField: 'ts' })).rejects.toThrow(/cannot read JSONL file/);
+  });
+
+  it('ingests a Parquet file written by DuckDB, reporting bad rows by row number', async () => {
+    const path = join(dir, 'events.parquet');
+    const inst = await DuckDBInstance.create(':memory:');
+    const con = await inst.connect();
+    await con.run(`COPY (
+      SELECT * FROM (VALUES
+        (TIMESTAMP '2024-03-01 10:00:00', 'C:\\x\\powershell.exe', 'windows'),
+        (NULL, 'C:\\x\\cmd.exe', 'windows'),
+        (TIMESTAMP '2024-03-02 10:00:00', 'C:\\x\\cmd.exe', 'Linux')
+      ) AS t(UtcTime, Image, os)
+    ) TO '${path}' (FORMAT parquet)`);
+    con.closeSync();
+    inst.closeSync();
+    const r = await store.ingest('acme', { kind: 'parquet-file', path }, { timestampField: 'UtcTime', logsource: { product: { field: 'os' } } });
+    expect(r.accepted).toBe(2);
+    expect(r.errors).toEqual([{ line: 2, error: 'timestamp field "UtcTime" is missing' }]);
+    const found = await store.search('acme', 'true', ALL_2024, { logsource: { product: 'linux' } });
+    expect(found.events.map((e) => [e.time.toISOString(), e.event.Image])).toEqual([['2024-03-02T10:00:00.000Z', 'C:\\x\\cmd.exe']]);
+    await expect(store.ingest('acme', { kind: 'parquet-file', path: join(dir, 'missing.parquet') }, { timestampField: 'UtcTime' })).rejects.toThrow(IngestSourceError);
+  });
+
+  it('caps the listed errors but counts them all', async () => {
+    const text = Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? 'bad' : line({ t: 'bad' }))).join('\n');
+    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 't', maxReportedErrors: 5 });
+    expect(r.rejected).toBe(30);
+    expect(r.errors.map((e) => e.line)).toEqual([1, 2, 3, 4, 5]);
+    expect(r.errorsTruncated).toBe(true);
+  });
+});
+
+describe('timestamps', () => {
+  const accepted: Array<[unknown, string]> = [
+    ['2024-05-06T07:08:09Z', '2024-05-06T07:08:09.000Z'],
+    ['2024-05-06T07:08:09.123456Z', '2024-05-06T07:08:09.123Z'],
+    ['2024-05-06 07:08:09.5', '2024-05-06T07:08:09.500Z'], // no offset: UTC
+    ['2024-05-06T09:08:09+02:00', '2024-05-06T07:08:09.000Z'],
+    ['2024-05-06T02:08:09-0500', '2024-05-06T07:08:09.000Z'],
+    ['2024-05-06', '2024-05-06T00:00:00.000Z'],
+    [1714979289, '2024-05-06T07:08:09.000Z'], // seconds
+    [1714979289.25, '2024-05-06T07:08:09.250Z'],
+    [1714979289123, '2024-05-06T07:08:09.123Z'], // milliseconds
+    [1714979289123456, '2024-05-06T07:08:09.123Z'], // microseconds
+  ];
+  const rejected: unknown[] = ['06/05/2024', '1714979289', 'Mon, 06 May 2024 07:08:09 GMT', true, null, { s: 1 }, '2024-13-01T00:00:00Z'];
+
+  it('accepts RFC 3339 strings and epoch numbers of every unit, as UTC', async () => {
+    const r = await store.ingest('t', { kind: 'json-array', input: accepted.map(([ts], i) => ({ ts, i })) }, { timestampField: 'ts' });
+    expect(r.errors).toEqual([]);
+    const events = (await store.search('t', 'true', { from: new Date(0), to: new Date(Date.UTC(2100, 0)) }, { limit: 100 })).events;
+    const byIndex = new Map(events.map((e) => [e.event.i as number, e.time.toISOString()]));
+    expect(accepted.map((_, i) => byIndex.get(i))).toEqual(accepted.map(([, iso]) => iso));
+  });
+
+  it('rejects every other form', async () => {
+    const r = await store.ingest('t', { kind: 'json-array', input: rejected.map((ts) => ({ ts })) }, { timestampField: 'ts' });
+    expect(r.accepted).toBe(0);
+    expect(r.errors.map((e) => e.line)).toEqual(rejected.map((_, i) => i + 1));
+  });
+});
+
+describe('cursor', () => {
+  it('hands out new events exactly once, per tenant, in commit order', async () => {
+    const ev = (tenantless: number) => line({ ts: new Date(T0 + tenantless * 1000).toISOString(), n: tenantless });
+    await store.ingest('a', { kind: 'ndjson', input: [ev(1), ev(2)].join('\n') }, { timestampField: 'ts' });
+    await store.ingest('b', { kind: 'ndjson', input: ev(3) }, { timestampField: 'ts' });
+    const first = await store.since('a', 'true', 0);
+    expect(first.events.map((e) => e.event.n)).toEqual([1, 2]);
+    expect(first.cursor).toBe(3); // store-wide: covers tenant b's batch too
+    expect((await store.since('a', 'true', first.cursor)).events).toEqual([]);
+
+    await store.ingest('a', { kind: 'ndjson', input: [ev(4), 'bad', ev(5)].join('\n') }, { timestampField: 'ts' });
+    const second = await store.since('a', 'true', first.cursor);
+    expect(second.events.map((e) => e.event.n)).toEqual([4, 5]);
+    expect(second.scanned).toBe(2);
+    expect(second.cursor).toBeGreaterThan(first.cursor);
+    // An old event arriving late is still "new" for the cursor, whatever its event time.
+    await store.ingest('a', { kind: 'ndjson', input: line({ ts: '2020-01-01T00:00:00Z', n: 0 }) }, { timestampField: 'ts' });
+    expect((await store.since('a', 'true', second.cursor)).events.map((e) => e.event.n)).toEqual([0]);
+  });
+
+  it('counts matches beyond the limit without returning them', async () => {
+    await store.ingest('a', { kind: 'json-array', input: Array.from({ length: 10 }, (_, i) => ({ ts: T0 + i, i })) }, { timestampField: 'ts' });
+    const r = await store.since('a', `CAST("ProcessId" AS INTEGER) IS NULL`, 0, { limit: 3 });
+    expect(r).toMatchObject({ matched: 10, truncated: true });
+    expect(r.events).toHaveLength(3);
+  });
+});
+
+describe('retention', () => {
+  it("deletes only the tenant's events older than the retention period", async () => {
+    const now = new Date(T0 + 100 * DAY);
+    const days = [1, 29, 31, 90];
+    for (const tenant of ['a', 'b']) {
+      await store.ingest(tenant, { kind: 'json-array', input: days.map((d) => ({ ts: new Date(now.getTime() - d * DAY).toISOString(), d })) }, { timestampField: 'ts' });
+    }
+    const r = await store.applyRetention('a', 30, now);
+    expect(r.deleted).toBe(2);
+    const window = { from: new Date(0), to: now };
+    expect((await store.search('a', 'true', window)).events.map((e) => e.event.d)).toEqual([29, 1]);
+    expect((await store.count('b', 'true', window)).scanned).toBe(4);
+    await expect(store.applyRetention('a', 0, now)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('windows', () => {
+  /** Deterministic generator (mulberry32), so failures reproduce. */
+  function rng(seed: number) {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = seed;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const images = ['C:\\Windows\\System32\\cmd.exe', 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe', 'C:\\Windows\\explorer.exe'];
+
+  it('counts per window and per day equal to counts computed by hand', async () => {
+    const rand = rng(42);
+    const events = Array.from({ length: 5000 }, () => ({
+      ts: new Date(T0 + Math.floor(rand() * 10 * DAY)).toISOString(),
+      Image: images[Math.floor(rand() * images.length)]!,
+      CommandLine: rand() < 0.3 ? 'powershell -enc AAAA' : 'whoami',
+    }));
+    const r = await store.ingest('acme', { kind: 'json-array', input: events }, { timestampField: 'ts' });
+    expect(r.accepted).toBe(5000);
+    await store.ingest('other', { kind: 'json-array', input: events.slice(0, 100) }, { timestampField: 'ts' });
+
+    const window = { from: new Date(T0 + 2.5 * DAY), to: new Date(T0 + 7 * DAY) };
+    const where = `${ps} AND contains("CommandLine", '-enc')`;
+    const inWindow = events.filter((e) => Date.parse(e.ts) >= window.from.getTime() && Date.parse(e.ts) < window.to.getTime());
+    const matches = inWindow.filter((e) => e.Image.toLowerCase().endsWith('\\powershell.exe') && e.CommandLine.includes('-enc'));
+    const byDay = new Map<string, { scanned: number; matched: number }>();
+    for (const e of inWindow) {
+      const d = e.ts.slice(0, 10);
+      const c = byDay.get(d) ?? { scanned: 0, matched: 0 };
+      c.scanned++;
+      if (matches.includes(e)) c.matched++;
+      byDay.set(d, c);
+    }
+    const counted = await store.count('acme', where, window);
+    expect(counted.matched).toBe(matches.length);
+    expect(counted.scanned).toBe(inWindow.length);
+    expect(counted.bytesScanned).toBe(inWindow.reduce((s, e) => s + Buffer.byteLength(JSON.stringify(e)), 0));
+    expect(counted.perDay).toEqual([...byDay.entries()].sort().map(([day, c]) => ({ day, ...c })));
+    expect(counted.matched).toBeGreaterThan(0);
+
+    const found = await store.search('acme', where, window, { limit: 7 });
+    expect(found.events).toHaveLength(7);
+    expect(found.truncated).toBe(true);
+    const times = found.events.map((e) => e.time.getTime());
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it('plans contiguous chunks that cover the window and add up to its events', async () => {
+    const events = Array.from({ length: 240 }, (_, i) => ({ ts: T0 + i * 15 * 60_000 })); // every 15 min for 60 h
+    await store.ingest('acme', { kind: 'json-array', input: events }, { timestampField: 'ts' });
+    const window = { from: new Date(T0 - DAY), to: new Date(T0 + 4 * DAY) };
+    const chunks = await store.planChunks('acme', window, 50);
+    expect(chunks[0]!.from).toEqual(window.from);
+    expect(chunks[chunks.length - 1]!.to).toEqual(window.to);
+    for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.from).toEqual(chunks[i - 1]!.to);
+    expect(chunks.reduce((s, c) => s + c.events, 0)).toBe(240);
+    for (const c of chunks) expect((await store.count('acme', 'true', c)).scanned).toBe(c.events);
+    expect(chunks.length).toBe(5); // 4 events/hour → 13 hours (52 events) per chunk, 240 events
+  });
+
+  it('rejects empty or inverted windows', async () => {
+    await expect(store.count('acme', 'true', { from: new Date(T0), to: new Date(T0) })).rejects.toThrow(RangeError);
+    await expect(store.count('acme', 'true', { from: new Date(NaN), to: new Date(T0) })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('fixture tables', () => {
+  it('evaluates fixtures apart from real data and drops the table afterwards', async () => {
+    await store.ingest('acme', { kind: 'json-array', input: [{ ts: T0, Image: 'C:\\a\\powershell.exe' }] }, { timestampField: 'ts' });
+    let tableName = '';
+    const matched = await store.withFixtureTable([{ Image: 'x\\POWERSHELL.EXE' }, { Image: 'x\\cmd.exe' }, { CommandLine: 'powershell' }], async (t) => {
+      tableName = t.name;
+      // Real events are not in the fixture table, fixture events are not in the store.
+      expect((await store.count('acme', ps, ALL_2024)).matched).toBe(1);
+      return t.matching(ps);
+    });
+    expect(matched).toEqual([1]);
+    expect((await store.count('acme', 'true', ALL_2024)).scanned).toBe(1);
+    const leftovers = await store.read(async (con) => (await con.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE schema_name = 'fixtures'`)).getRows());
+    expect(tableName).toMatch(/^"fixtures"\.fixture_/);
+    expect(leftovers).toEqual([]);
+  });
+
+  it('drops the table when the callback throws', async () => {
+    await expect(store.withFixtureTable([{ a: 1 }], async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    const leftovers = await store.read(async (con) => (await con.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'fixtures'`)).getRows());
+    expect(Number(leftovers[0]![0])).toBe(0);
+  });
+});
+
+describe('file-backed store', () => {
+  it('keeps events, cursor and stats across reopening', async () => {
+    const path = join(dir, 'store.duckdb');
+    const a = await LocalEventStore.open({ path });
+    await a.ingest('acme', { kind: 'json-array', input: [{ ts: T0 }, { ts: T0 + DAY }] }, { timestampField: 'ts' });
+    await a.close();
+    const b = await LocalEventStore.open({ path });
+    try {
+      expect(await b.latestCursor()).toBe(2);
+      const stats = await b.tenantStats('acme');
+      expect(stats).toMatchObject({ events: 2, firstEventTime: new Date(T0), lastEventTime: new Date(T0 + DAY) });
+      const more = await b.ingest('acme', { kind: 'json-array', input: [{ ts: T0 }] }, { timestampField: 'ts' });
+      expect(more.firstSeq).toBe(3);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,92 @@
+import { defaultFieldExpression } from '../../sigma/backends/sql';
+import { compileRule } from '../../sigma/evaluate';
+import { parseRule } from '../../sigma/parse';
+import { BASE_COLUMNS, fieldExpression, PROMOTED_FIELDS } from '../../siem/local/fields';
+import { LocalEventStore } from '../../siem/local/event-store';
+import { compileSigmaForLocal } from '../../siem/local/sigma-compiler';
+
+let store: LocalEventStore;
+beforeEach(async () => {
+  store = await LocalEventStore.open({ path: ':memory:' });
+});
+afterEach(() => store.close());
+
+describe('field mapping', () => {
+  it('keeps base column names apart from promoted fields, case-insensitively', () => {
+    const base = new Set(BASE_COLUMNS.map((c) => c.toLowerCase()));
+    expect(PROMOTED_FIELDS.filter((f) => base.has(f.toLowerCase()))).toEqual([]);
+    expect(new Set(PROMOTED_FIELDS.map((f) => f.toLowerCase())).size).toBe(PROMOTED_FIELDS.length);
+  });
+
+  it('maps promoted fields to columns and every other field like the Sigma SQL backend does', () => {
+    expect(fieldExpression('Image')).toBe('"Image"');
+    for (const f of ['NotPromoted', 'a.b', `we"ird'name`, 'image']) expect(fieldExpression(f)).toBe(defaultFieldExpression(f));
+  });
+
+  it('gives a promoted column exactly the text the raw JSON fallback gives', async () => {
+    const values: unknown[] = ['text', 'Zoë "quoted" \\ back', 1, -2.5, 1e21, 12345678901234567890, true, false, null, { a: [1, 'x'] }, [1, 2], ''];
+    const events = values.map((v) => ({ Image: v, EventID: v, CommandLine: v }));
+    const mismatches = await store.withFixtureTable(events, async (t) => {
+      const differ = PROMOTED_FIELDS.slice(0, 3)
+        .map((f) => `(${fieldExpression(f)} IS DISTINCT FROM json_extract_string(raw, '$."${f}"'))`)
+        .join(' OR ');
+      return t.matching(differ);
+    });
+    expect(mismatches).toEqual([]);
+    // And the columns are filled (the comparison above is not NULL-vs-NULL everywhere).
+    expect(await store.withFixtureTable(events, (t) => t.matching(`"Image" = 'text'`))).toEqual([1]);
+  });
+});
+
+describe('Sigma rules over the store', () => {
+  const rule = parseRule(`title: Encoded PowerShell from an unusual parent
+id: 7a1e0c4e-0000-4000-8000-000000000001
+logsource: {category: process_creation, product: windows}
+detection:
+    selection_img:
+        - Image|endswith: ['\\powershell.exe', '\\pwsh.exe']
+        - OriginalFileName: ['PowerShell.EXE', 'pwsh.dll']
+    selection_cli:
+        CommandLine|contains: [' -enc ', 'FromBase64String']
+    filter_parent:
+        ParentImage|endswith: '\\explorer.exe'
+    filter_custom:
+        NotPromotedField: 'skip me'
+    condition: all of selection_* and not 1 of filter_*
+`);
+  const events = [
+    { Image: 'C:\\x\\PowerShell.exe', CommandLine: 'powershell -enc AAA ', ParentImage: 'C:\\x\\cmd.exe' }, // match
+    { Image: 'C:\\x\\powershell.exe', CommandLine: 'powershell -enc AAA ', ParentImage: 'C:\\Windows\\explorer.exe' }, // filtered
+    { Image: 'C:\\x\\renamed.exe', OriginalFileName: 'pwsh.dll', CommandLine: '[Convert]::FromBase64String(x)' }, // match, no parent
+    { Image: 'C:\\x\\powershell.exe', CommandLine: 'powershell -enc AAA ', NotPromotedField: 'skip me' }, // filtered via raw
+    { Image: 'C:\\x\\cmd.exe', CommandLine: 'cmd /c -enc ' }, // no image match
+  ];
+
+  it('matches the same events as the in-process evaluator, with and without promoted columns', async () => {
+    const compiled = compileSigmaForLocal(rule, store);
+    if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
+    expect(compiled.query).toContain('"Image"');
+    expect(compiled.query).toContain(`json_extract_string(raw, '$."NotPromotedField"')`);
+    expect(compiled.logsource).toEqual({ category: 'process_creation', product: 'windows' });
+    const viaColumns = await store.withFixtureTable(events, (t) => t.matching(compiled.query));
+    const viaRaw = compileSigmaForLocal(rule, { fieldExpression: defaultFieldExpression, existsExpression: (f) => store.existsExpression(f) });
+    if (!viaRaw.ok) throw new Error('raw compilation failed');
+    expect(await store.withFixtureTable(events, (t) => t.matching(viaRaw.query))).toEqual(viaColumns);
+    const matcher = compileRule(rule).match;
+    expect(viaColumns).toEqual(events.flatMap((e, i) => (matcher(e) ? [i + 1] : [])));
+    expect(viaColumns).toEqual([1, 3]);
+  });
+
+  it('reports what the backend cannot express as a compile issue with its position', () => {
+    const lookahead = parseRule(`title: t
+logsource: {product: windows}
+detection:
+    sel:
+        CommandLine|re: 'foo(?=bar)'
+    condition: sel
+`);
+    const r = compileSigmaForLocal(lookahead, store);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.issues[0]).toMatchObject({ code: 'backend-unsupported', line: 5 });
+  });
+});

@@ -1,0 +1,142 @@
+import type { CompiledRule, CompileResult } from '../../siem/adapter';
+import { DeploymentConflictError } from '../../siem/local/deployments';
+import { LocalEventStore } from '../../siem/local/event-store';
+import { LocalSiemAdapter } from '../../siem/local/local-adapter';
+
+/** Test rules are already SQL: the compiler checks them the way a backend would refuse a construct. */
+const sqlCompiler = (rule: { where: string }): CompileResult =>
+  rule.where.includes('UNSUPPORTED') ? { ok: false, issues: [{ code: 'backend-unsupported', message: 'cannot express UNSUPPORTED' }] } : { ok: true, query: rule.where };
+
+const T0 = Date.UTC(2024, 0, 1);
+const psRule = (version: number, query = `ends_with(lower("Image"), '\\powershell.exe')`): CompiledRule => ({
+  ruleId: 'rule-ps',
+  version,
+  query,
+  logsource: { product: 'windows', category: 'process_creation' },
+});
+
+let store: LocalEventStore;
+let adapter: LocalSiemAdapter<{ where: string }>;
+let clock: number;
+
+beforeEach(async () => {
+  store = await LocalEventStore.open({ path: ':memory:' });
+  clock = T0 + 1000;
+  adapter = new LocalSiemAdapter({ store, compiler: sqlCompiler, now: () => new Date(clock) });
+});
+afterEach(() => store.close());
+
+const ingest = (tenant: string, images: string[], product = 'windows') =>
+  store.ingest(tenant, { kind: 'json-array', input: images.map((Image, i) => ({ ts: T0 + i, Image })) }, { timestampField: 'ts', logsource: { product, category: 'process_creation' } });
+
+describe('compile and capabilities', () => {
+  it('passes the store field mapping to the compiler and reports refusals as issues', () => {
+    expect(adapter.kind).toBe('local');
+    expect(adapter.capabilities()).toMatchObject({ queryLanguage: 'duckdb-sql', fixtures: true, deploy: true });
+    expect(adapter.compile({ where: 'true' })).toEqual({ ok: true, query: 'true' });
+    expect(adapter.compile({ where: 'UNSUPPORTED' })).toMatchObject({ ok: false, issues: [{ code: 'backend-unsupported' }] });
+    const seen: string[] = [];
+    const probe = new LocalSiemAdapter({ store, compiler: (_r: null, f) => ({ ok: true, query: (seen.push(f.fieldExpression('Image'), f.fieldExpression('Other')), 'true') }) });
+    probe.compile(null);
+    expect(seen).toEqual(['"Image"', `json_extract_string(raw, '$."Other"')`]);
+  });
+});
+
+describe('fixtures', () => {
+  it('reports each fixture as passed or failed with a reason', async () => {
+    const out = await adapter.runFixtures(psRule(1), [
+      { name: 'positive', event: { Image: 'C:\\x\\powershell.exe' }, expect: 'match' },
+      { name: 'negative', event: { Image: 'C:\\x\\cmd.exe' }, expect: 'no_match' },
+      { name: 'wrong positive', event: { Image: 'C:\\x\\cmd.exe' }, expect: 'match' },
+      { name: 'wrong negative', event: { Image: 'D:\\powershell.exe' }, expect: 'no_match' },
+    ]);
+    expect(out.map((o) => [o.name, o.matched, o.passed])).toEqual([
+      ['positive', true, true],
+      ['negative', false, true],
+      ['wrong positive', false, false],
+      ['wrong negative', true, false],
+    ]);
+    expect(out[2]!.reason).toBe('rule rule-ps v1 did not match this event');
+    expect(out[3]!.reason).toBe('rule rule-ps v1 matched this event');
+  });
+});
+
+describe('search and count', () => {
+  it("applies the rule's logsource and the tenant", async () => {
+    await ingest('acme', ['a\\powershell.exe', 'b\\powershell.exe', 'c\\cmd.exe']);
+    await ingest('acme', ['d\\powershell.exe'], 'linux');
+    await ingest('other', ['e\\powershell.exe']);
+    const window = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+    const c = await adapter.count('acme', psRule(1), window);
+    expect(c).toMatchObject({ matched: 2, scanned: 3 });
+    const s = await adapter.search('acme', psRule(1), window, { limit: 1 });
+    expect(s.events.map((e) => e.event.Image)).toEqual(['a\\powershell.exe']);
+    expect(s.truncated).toBe(true);
+    expect((await adapter.planChunks('acme', window, 1000)).map((c) => c.events)).toEqual([4]);
+  });
+});
+
+describe('deployments', () => {
+  it('is idempotent on the deployment id and on the active version', async () => {
+    const first = await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
+    expect(first).toMatchObject({ changed: true, superseded: null, deployment: { deploymentId: 'd1', state: 'active', version: 1 } });
+    expect(await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) })).toMatchObject({ changed: false, deployment: { deploymentId: 'd1' } });
+    expect(await adapter.deploy({ deploymentId: 'd1-again', tenantId: 'acme', rule: psRule(1) })).toMatchObject({ changed: false, deployment: { deploymentId: 'd1' } });
+    await expect(adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(2) })).rejects.toThrow(DeploymentConflictError);
+    expect((await adapter.listDeployed('acme')).map((d) => d.deploymentId)).toEqual(['d1']);
+  });
+
+  it('supersedes the previous version and undeploys once', async () => {
+    await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
+    const v2 = await adapter.deploy({ deploymentId: 'd2', tenantId: 'acme', rule: psRule(2) });
+    expect(v2).toMatchObject({ changed: true, superseded: 'd1' });
+    expect((await adapter.listDeployed('acme')).map((d) => [d.deploymentId, d.version])).toEqual([['d2', 2]]);
+    expect(await adapter.undeploy('other-tenant', 'd2')).toEqual({ changed: false });
+    expect(await adapter.undeploy('acme', 'd2')).toEqual({ changed: true });
+    expect(await adapter.undeploy('acme', 'd2')).toEqual({ changed: false });
+    expect(await adapter.undeploy('acme', 'never')).toEqual({ changed: false });
+    expect(await adapter.listDeployed('acme')).toEqual([]);
+  });
+
+  it('keeps tenants apart', async () => {
+    await adapter.deploy({ deploymentId: 'a1', tenantId: 'a', rule: psRule(1) });
+    await adapter.deploy({ deploymentId: 'b1', tenantId: 'b', rule: psRule(1) });
+    expect((await adapter.listDeployed('a')).map((d) => d.deploymentId)).toEqual(['a1']);
+    await expect(adapter.deploy({ deploymentId: 'a1', tenantId: 'b', rule: psRule(1) })).rejects.toThrow(DeploymentConflictError);
+  });
+});
+
+describe('scheduled detection and health statistics', () => {
+  const day = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+
+  it('alerts once per new matching event and carries the cursor across versions', async () => {
+    await ingest('acme', ['old\\powershell.exe']); // before deployment: replay territory, not alerted
+    await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
+    await ingest('acme', ['a\\powershell.exe', 'b\\cmd.exe']);
+    await ingest('acme', ['c\\powershell.exe'], 'linux');
+    const run1 = await adapter.runDetection('acme');
+    expect(run1).toEqual([{ deploymentId: 'd1', ruleId: 'rule-ps', scanned: 2, matched: 1, alertsCreated: 1, error: null }]);
+    expect((await adapter.runDetection('acme'))[0]).toMatchObject({ scanned: 0, alertsCreated: 0 });
+
+    await adapter.deploy({ deploymentId: 'd2', tenantId: 'acme', rule: psRule(2, `contains(lower("Image"), 'powershell')`) });
+    clock += 3_600_000;
+    await ingest('acme', ['d\\powershell.exe']);
+    expect((await adapter.runDetection('acme'))[0]).toMatchObject({ deploymentId: 'd2', scanned: 1, alertsCreated: 1 });
+
+    const alerts = await adapter.alertStats('acme', 'rule-ps', day);
+    expect(alerts).toMatchObject({ alerts: 2, perDay: [{ day: '2024-01-01', alerts: 2 }], firstAlertAt: new Date(T0 + 1000), lastAlertAt: new Date(T0 + 1000 + 3_600_000) });
+    const runs = await adapter.runStats('acme', 'rule-ps', day);
+    expect(runs).toMatchObject({ runs: 3, failedRuns: 0, eventsScanned: 3, lastError: null });
+  });
+
+  it('records a failing query as a failed run and leaves the cursor in place', async () => {
+    await adapter.deploy({ deploymentId: 'bad', tenantId: 'acme', rule: psRule(1, 'no_such_function("Image")') });
+    await ingest('acme', ['a\\powershell.exe']);
+    const [outcome] = await adapter.runDetection('acme');
+    expect(outcome!.error).toMatch(/no_such_function/);
+    const runs = await adapter.runStats('acme', 'rule-ps', day);
+    expect(runs).toMatchObject({ runs: 1, failedRuns: 1 });
+    expect(runs.lastError).toMatch(/no_such_function/);
+    expect((await adapter.alertStats('acme', 'rule-ps', day)).alerts).toBe(0);
+  });
+});
