@@ -55,6 +55,8 @@ class DocumentContext {
   constructor(
     readonly position: (offset: number) => SourcePosition,
     readonly source: string | undefined,
+    /** The YAML text, to read a scalar as written where the resolved value loses information. */
+    readonly text: string = '',
   ) {}
 
   pos(node: YNode | YPair): SourcePosition {
@@ -278,7 +280,17 @@ function parseLogsource(ctx: DocumentContext, pair: Pair | undefined, required: 
   return ls;
 }
 
+/** A plain integer written with leading zeros, e.g. `00000429` (a keyboard layout id). */
+const LEADING_ZERO_INT = /^[-+]?0[0-9]+(?=[\s,\]}#]|$)/;
+
 function scalarRaw(ctx: DocumentContext, node: YScalar): RawValue {
+  // YAML 1.2 reads `00000429` as the number 429, so `contains: 00000429` would search for "429".
+  // pySigma's YAML 1.1 loader keeps such a value as the string it is, which is what rule authors
+  // mean (registry data, locale ids); the text as written is used instead of the number.
+  if (node.style === 'plain' && typeof node.value === 'number') {
+    const written = LEADING_ZERO_INT.exec(ctx.text.slice(node.offset, node.offset + 64));
+    if (written) return { value: written[0], quoted: false, pos: ctx.pos(node) };
+  }
   return { value: node.value, quoted: isQuoted(node), pos: ctx.pos(node) };
 }
 
@@ -588,7 +600,7 @@ function parseSigmaDocuments(text: string, options: ParseOptions): SigmaCollecti
   const documents: SigmaDocument[] = [];
   const errors: SigmaError[] = [];
   for (const doc of stream.documents) {
-    const ctx = new DocumentContext(stream.position, options.source);
+    const ctx = new DocumentContext(stream.position, options.source, text);
     if (doc.problems.length > 0) {
       for (const p of doc.problems) errors.push(new SigmaError(p.code, p.message, stream.position(p.offset), options.source));
       continue;

@@ -1,7 +1,7 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
 import { extractInlineFlags } from '../regex';
 import { type StringPart } from '../string';
-import { QueryBackend, type ConvertOptions, type ItemContext } from './base';
+import { PREC_AND, PREC_ATOM, QueryBackend, type ConvertOptions, type Expr, type ItemContext } from './base';
 
 /**
  * Splunk SPL search syntax. Field values in `search` are case-insensitive with `*` wildcards, which
@@ -43,6 +43,14 @@ export class SplunkBackend extends QueryBackend {
   }
   protected not(part: string): string {
     return `NOT ${part}`;
+  }
+  /**
+   * Splunk's `search` binds OR tighter than AND (parentheses, NOT, OR, AND), the reverse of the
+   * base order: `a b OR c` means `a AND (b OR c)`. An AND inside an OR therefore needs parentheses.
+   */
+  protected override combine(kind: 'and' | 'or', parts: Expr[]): Expr {
+    const grouped = kind === 'or' && parts.length > 1 ? parts.map((p) => (p.prec === PREC_AND ? { text: this.group(p.text), prec: PREC_ATOM } : p)) : parts;
+    return super.combine(kind, grouped);
   }
 
   private pattern(parts: readonly StringPart[], ctx: ItemContext): string {
