@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import type { SecretBox } from '../config/secret-box';
+import type { SiemAdapters } from '../siem/adapters';
 import { createDeploymentActivities } from './deployments';
 import { createNotificationActivities } from './notifications';
 
-export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox };
+export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters };
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
 export function createActivities(deps: ActivityDeps) {

@@ -14,6 +14,7 @@ import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
 import { webhookRoutes } from './settings/webhook.routes';
 import { targetRoutes } from './settings/targets.routes';
+import { eventRoutes } from './events/events.routes';
 import { ruleRoutes } from './rules/rules.routes';
 import { lintRoutes } from './rules/lint.routes';
 import { deployRoutes } from './deployments/deploy.routes';
@@ -47,6 +48,7 @@ export function buildApp(deps: ApiDeps): App {
     ...auditRoutes(deps, () => auditWriter.flush()),
     ...webhookRoutes(deps),
     ...targetRoutes(deps),
+    ...eventRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

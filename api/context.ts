@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import type { Database } from '../db/client';
 import type { SecretBox } from '../config/secret-box';
+import type { SiemAdapters } from '../siem/adapters';
 
 /** What the API needs from the outside world, wired by the process that runs it. */
 export type TemporalContext = {
@@ -14,12 +15,14 @@ export type TemporalContext = {
 };
 
 export type ApiDeps = {
-  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl'>;
+  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl' | 'ingestLimitBytes'>;
   database: Database;
   temporal: TemporalContext;
   logger: Logger;
   /** Encrypts secrets stored in the database (webhook secrets, target credentials). */
   secrets: SecretBox;
+  /** The SIEM adapters of this process (the embedded local store among them). */
+  siem: SiemAdapters;
   /** The clock for records and limits; tests may pin it. */
   now?: () => Date;
 };

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config/env';
 import { SecretBox } from '../config/secret-box';
+import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
@@ -21,6 +22,9 @@ async function main() {
   }
   const logger = createLogger(config.logLevel, 'detflow-api');
   const secrets = SecretBox.fromConfig(config);
+  // The API process answers rule tests and ingestion for the local kind from its own store only
+  // when it runs alone; see README (the local kind is the embedded SIEM).
+  const siem = await openSiemAdapters({ dataDir: undefined });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
@@ -33,6 +37,7 @@ async function main() {
       database,
       logger,
       secrets,
+      siem,
       temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl: config.temporal.uiUrl },
     },
     config.host,

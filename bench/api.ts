@@ -6,6 +6,7 @@ import pino from 'pino';
 import pg from 'pg';
 import { openDatabase, type Database } from '../db/client';
 import { SecretBox } from '../config/secret-box';
+import { openSiemAdapters } from '../siem/adapters';
 import { ensureBootstrap } from '../api/settings/tenant-service';
 import { storeRuleVersion } from '../api/rules/rule-store';
 import { startApi } from '../api/server';
@@ -52,10 +53,11 @@ async function benchStack(kind: 'pglite' | 'postgres', temporalAddress: string):
   const token = (await ensureBootstrap(database.db, { tier: 'unlimited', token: undefined }))!;
   await storeRuleVersion(database.db, 'default', RULE, null);
   const client = await connectClient(temporalAddress, 'default');
+  const siem = await openSiemAdapters({ dataDir: undefined });
   // Request logs are part of the stack being measured; they go to /dev/null instead of a terminal.
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const api = await startApi(
-    { config: { bodyLimit: '1mb', publicUrl: undefined }, database, logger, secrets: SecretBox.fromPassphrase('bench'), temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
+    { config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 }, database, logger, secrets: SecretBox.fromPassphrase('bench'), siem, temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
     '127.0.0.1',
     0,
   );
@@ -67,6 +69,7 @@ async function benchStack(kind: 'pglite' | 'postgres', temporalAddress: string):
     await api.close();
     await client.connection.close();
     await database.close();
+    await siem.close();
     await dropDb();
   }
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../config/env';
 import { SecretBox } from '../config/secret-box';
+import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
 import { installTemporalLogging } from '../worker/runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
@@ -57,6 +58,8 @@ async function main() {
     }
 
     const secrets = SecretBox.fromConfig(config);
+    const siem = await openSiemAdapters({ dataDir: config.dataDir });
+    stops.push(() => siem.close());
     const database = await openDatabase(databaseOptionsFromConfig(config));
     stops.push(() => database.close());
     await database.migrate();
@@ -73,6 +76,7 @@ async function main() {
       db: database.db,
       logger,
       secrets,
+      siem,
     });
     const workerDone = worker.run();
     stops.push(async () => {
@@ -87,6 +91,7 @@ async function main() {
         database,
         logger,
         secrets,
+        siem,
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
       },
       config.host,

@@ -32,6 +32,7 @@ const envSchema = z.object({
   DETFLOW_DEFAULT_TIER: z.enum(TIERS).default('enterprise'),
   DETFLOW_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb').default('5mb'),
   DETFLOW_PUBLIC_URL: optionalString,
+  DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
 });
 
 export type AppConfig = {
@@ -54,6 +55,8 @@ export type AppConfig = {
   defaultTier: Tier;
   bodyLimit: string;
   publicUrl: string | undefined;
+  /** Largest event upload of one request, in bytes. */
+  ingestLimitBytes: number;
 };
 
 export class ConfigError extends Error {
@@ -87,5 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     defaultTier: e.DETFLOW_DEFAULT_TIER,
     bodyLimit: e.DETFLOW_BODY_LIMIT,
     publicUrl: e.DETFLOW_PUBLIC_URL,
+    ingestLimitBytes: e.DETFLOW_INGEST_LIMIT_MB * 1024 * 1024,
   };
 }

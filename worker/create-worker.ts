@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import { createActivities } from '../activities';
 import type { SecretBox } from '../config/secret-box';
+import type { SiemAdapters } from '../siem/adapters';
 
 export type WorkerWiring = {
   address: string;
@@ -11,6 +12,7 @@ export type WorkerWiring = {
   db: Db;
   logger: Logger;
   secrets: SecretBox;
+  siem: SiemAdapters;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -24,7 +26,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       connection,
       namespace: wiring.namespace,
       taskQueue: wiring.taskQueue,
-      activities: createActivities({ db: wiring.db, logger: wiring.logger, secrets: wiring.secrets }),
+      activities: createActivities({ db: wiring.db, logger: wiring.logger, secrets: wiring.secrets, siem: wiring.siem }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
     return { worker, connection };

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config/env';
 import { SecretBox } from '../config/secret-box';
+import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
 import { installTemporalLogging } from './runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
@@ -19,6 +20,7 @@ async function main() {
   const logger = createLogger(config.logLevel, 'detflow-worker');
   installTemporalLogging(logger);
   const secrets = SecretBox.fromConfig(config);
+  const siem = await openSiemAdapters({ dataDir: config.dataDir });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const client = await connectClient(config.temporal.address!, config.temporal.namespace);
@@ -31,11 +33,13 @@ async function main() {
     db: database.db,
     logger,
     secrets,
+    siem,
   });
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();
   await connection.close();
   await database.close();
+  await siem.close();
 }
 
 main().catch((err: unknown) => {

@@ -20,7 +20,7 @@ export type Identity =
 
 // `admin` manages its tenant, so it can do everything inside it; `operator` (the service operator's
 // permission over all tenants) is never implied.
-const IMPLIED_BY_ADMIN: readonly Permission[] = ['rules:read', 'rules:write', 'deploy', 'approve'];
+const IMPLIED_BY_ADMIN: readonly Permission[] = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve'];
 
 export function effectivePermissions(granted: readonly string[]): Set<Permission> {
   const set = new Set(granted.filter((p): p is Permission => (PERMISSIONS as readonly string[]).includes(p)));

@@ -1,2 +1,2 @@
-export const PERMISSIONS = ['rules:read', 'rules:write', 'deploy', 'approve', 'admin', 'operator'] as const;
+export const PERMISSIONS = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve', 'admin', 'operator'] as const;
 export type Permission = (typeof PERMISSIONS)[number];

@@ -116,6 +116,9 @@ export function sendProblem(req: Request, res: Response, err: AppError): void {
     ...(err.extras.errors ? { errors: err.extras.errors } : {}),
   };
   for (const [name, value] of Object.entries(err.extras.headers ?? {})) res.setHeader(name, value);
+  // Answering before the body was read (401 before parsing, 413 mid-upload): the rest of the body
+  // would stall a kept-alive connection, so this one closes after the answer.
+  if (!req.complete) res.setHeader('Connection', 'close');
   res.status(err.status).type('application/problem+json').send(JSON.stringify(body));
 }
 

@@ -41,6 +41,8 @@ export type RouteSpec<B = unknown, P = unknown, Q = unknown> = {
   body?: z.ZodType<B>;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
+  /** A body that is not JSON (e.g. NDJSON), read by the handler from the request stream; documented only. */
+  rawBody?: { contentType: string; description: string };
   /** Extra request headers to document (e.g. Idempotency-Key). */
   headers?: z.ZodObject;
   responses: Record<number, ResponseSpec>;
@@ -115,7 +117,7 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
   const all: Record<number, ResponseSpec> = {};
   for (const [code, description] of Object.entries(COMMON_ERRORS)) all[Number(code)] = { description, schema: ProblemSchema };
   if (!spec.permission) delete all[403];
-  if (!spec.body) delete all[413], delete all[415];
+  if (!spec.body && !spec.rawBody) delete all[413], delete all[415];
   Object.assign(all, spec.responses);
   for (const [code, r] of Object.entries(all)) {
     const isError = Number(code) >= 400;
@@ -131,6 +133,7 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
   if (spec.query) request.query = spec.query as z.ZodObject as never;
   if (spec.headers) request.headers = spec.headers as never;
   if (spec.body) request.body = { required: true, content: { 'application/json': { schema: spec.body } } };
+  if (spec.rawBody) request.body = { required: true, description: spec.rawBody.description, content: { [spec.rawBody.contentType]: { schema: z.string() } } };
   return {
     method: spec.method,
     path: spec.path,

@@ -79,7 +79,7 @@ export async function environmentsExist(db: Db, tenantId: string, names: string[
   return names.filter((n) => !known.has(n));
 }
 
-export const ALL_PERMISSIONS: Permission[] = ['rules:read', 'rules:write', 'deploy', 'approve', 'admin', 'operator'];
+export const ALL_PERMISSIONS: Permission[] = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve', 'admin', 'operator'];
 
 /**
  * First start only: creates the `default` tenant and its admin token (every permission, operator

@@ -11,6 +11,7 @@ import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';
 import { installTemporalLogging } from '../../worker/runtime-logging';
 import { SecretBox } from '../../config/secret-box';
+import { openSiemAdapters, type SiemAdapters } from '../../siem/adapters';
 
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -53,6 +54,7 @@ export type TestService = {
   client: Client;
   taskQueue: string;
   databaseUrl: string | undefined;
+  siem: SiemAdapters;
   /** Sends a request to the API; the body is sent as JSON unless it is a string. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
@@ -126,18 +128,20 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   const token = (await ensureBootstrap(database.db, { tier: 'enterprise', token: undefined }))!;
   const taskQueue = `test-${crypto.randomUUID()}`;
   const secrets = SecretBox.fromPassphrase(`test-${taskQueue}`);
+  const siem = await openSiemAdapters({ dataDir: undefined });
   const client = await connectClient(address, 'default');
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
-  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, workflowBundle: { codePath: bundlePath } }));
+  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, workflowBundle: { codePath: bundlePath } }));
   workerRun = worker.run();
   const api = await startApi(
     {
-      config: { bodyLimit: '5mb', publicUrl: undefined },
+      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024 },
       database,
       logger,
       secrets,
+      siem,
       temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
       ...(options.now ? { now: options.now } : {}),
     },
@@ -152,6 +156,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
     client,
     taskQueue,
     databaseUrl,
+    siem,
     request: (method, path, opts = {}) => request(api.url, method, path, { ...opts, defaultToken: token }),
     close: async () => {
       await api.close();
@@ -160,6 +165,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       await connection?.close();
       await client.connection.close();
       await drop();
+      await siem.close();
     },
   };
 }

@@ -36,7 +36,7 @@ describe('API token format', () => {
   });
 
   it('lets admin imply the tenant permissions but never operator', () => {
-    expect([...effectivePermissions(['admin'])].sort()).toEqual(['admin', 'approve', 'deploy', 'rules:read', 'rules:write']);
+    expect([...effectivePermissions(['admin'])].sort()).toEqual(['admin', 'approve', 'deploy', 'events:write', 'rules:read', 'rules:write']);
     expect(effectivePermissions(['deploy', 'bogus']).has('rules:read')).toBe(false);
   });
 });

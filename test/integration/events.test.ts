@@ -1,0 +1,64 @@
+import { createApiKey, startTestService, type TestService } from '../support/harness';
+
+const ev = (i: number, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ '@timestamp': new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString(), Image: `C:\\Windows\\System32\\proc${i}.exe`, CommandLine: `proc${i} --flag`, ...extra });
+
+describe('POST /events (local event store ingestion)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc.close());
+
+  const ingest = (body: string, query = '', contentType = 'application/x-ndjson', token?: string) =>
+    svc.request('POST', `/api/v1/events${query}`, { body, headers: { 'content-type': contentType }, ...(token ? { token } : {}) });
+
+  it('stores good lines and lists bad ones by line number, losing nothing else', async () => {
+    const lines = [ev(1), '{not json', ev(2), '', '[1,2]', JSON.stringify({ Image: 'no time' }), ev(3)];
+    const res = await ingest(lines.join('\n'), '?product=windows&category=process_creation');
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(3);
+    expect(res.body.rejected).toBe(3);
+    expect(res.body.errors.map((e: { line: number }) => e.line)).toEqual([2, 5, 6]);
+    expect(res.body.errors[2].error).toMatch(/@timestamp/);
+    const stats = await svc.siem.localStore.tenantStats('default');
+    expect(stats).toMatchObject({ events: 3 });
+  });
+
+  it('answers 400 when every line is bad, storing nothing', async () => {
+    const before = (await svc.siem.localStore.tenantStats('default')).events;
+    const res = await ingest('{bad\n{"x":1}\n');
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/body/line/1', '/body/line/2']);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before);
+  });
+
+  it('accepts a JSON array and a timestamp field named per request, and keeps tenants apart', async () => {
+    const res = await ingest(JSON.stringify([{ ts: 1795600000, Image: 'a.exe' }, { ts: '2026-11-20T11:00:00Z', Image: 'b.exe' }]), '?timestamp_field=ts', 'application/json');
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(2);
+    expect((await svc.siem.localStore.tenantStats('other-tenant')).events).toBe(0);
+  });
+
+  it('refuses an upload over the limit without storing any of it', async () => {
+    const before = (await svc.siem.localStore.tenantStats('default')).events;
+    const line = ev(9, { padding: 'x'.repeat(1000) });
+    const big = Array.from({ length: Math.ceil((9 * 1024 * 1024) / line.length) }, () => line).join('\n');
+    const res = await ingest(big);
+    expect(res.status).toBe(413);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before);
+  });
+
+  it('checks the target, its kind, the permission and the environment', async () => {
+    expect((await ingest(ev(1), '?target=nope')).status).toBe(404);
+    await svc.request('POST', '/api/v1/settings/targets', {
+      body: { name: 'splunk', kind: 'splunk', environment: 'prod', connection: {}, cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 } },
+    });
+    expect((await ingest(ev(1), '?target=splunk')).status).toBe(400);
+    const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });
+    expect((await ingest(ev(1), '', 'application/x-ndjson', reader.token)).status).toBe(403);
+    const prodOnly = await createApiKey(svc, svc.token, { name: 'prod', permissions: ['events:write'], environments: ['prod'] });
+    expect((await ingest(ev(1), '', 'application/x-ndjson', prodOnly.token)).status).toBe(403);
+    expect((await ingest('x', '', 'text/csv')).status).toBe(415);
+  });
+});
