@@ -561,3 +561,17 @@ export function compileRule(rule: SigmaRule, options: CompileOptions = {}): Comp
   };
   return { rule, match, matchedIdentifiers };
 }
+
+/**
+ * One detection item compiled on its own, with exactly the semantics it has inside a rule. Test
+ * coverage uses it to ask which single values of an item an event exercised. Each call is one event.
+ */
+export function compileDetectionItem(item: DetectionItem, options: CompileOptions = {}): EventMatcher {
+  const cache = new LowerCache();
+  const compiler: ItemCompiler = { options, cache, maxRegexInput: options.maxRegexInput ?? DEFAULT_MAX_REGEX_INPUT };
+  const test = compileNode({ kind: 'item', item }, compiler, new Map());
+  return (e) => {
+    cache.nextEvent();
+    return test(e);
+  };
+}

@@ -62,3 +62,4 @@ export { applyPipeline, matchLogsource, PIPELINES, ELASTIC_ECS, SPLUNK_CIM, SENT
 export { parseYaml, type YamlStream } from './yamltree';
 export { applyFilters, filterApplies } from './filters';
 export { documentItems, itemsOf, conditionNodes } from './walk';
+export * from './testing';
