@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { and, eq, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import { compileRuleForTarget } from './rule-compilation';
 import { deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
 
 export type DeploymentPlan = {
@@ -14,40 +16,55 @@ export type DeploymentPlan = {
 // Terminal states are never overwritten by a late or retried activity.
 const FINAL: DeploymentStatus[] = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'];
 
-export function createDeploymentActivities({ db }: { db: Db }) {
+export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
+  /** Reads what a deployment will put on its target: the rule version's text and the target. */
+  async function loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
+    const [row] = await db
+      .select({
+        ruleId: deployments.ruleId,
+        version: deployments.version,
+        content: ruleVersions.content,
+        targetId: targets.id,
+        targetName: targets.name,
+        targetKind: targets.kind,
+        environment: targets.environment,
+      })
+      .from(deployments)
+      .innerJoin(targets, eq(targets.id, deployments.targetId))
+      .innerJoin(
+        ruleVersions,
+        and(
+          eq(ruleVersions.tenantId, deployments.tenantId),
+          eq(ruleVersions.ruleId, deployments.ruleId),
+          eq(ruleVersions.version, deployments.version),
+        ),
+      )
+      .where(eq(deployments.id, deploymentId));
+    if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, 'DeploymentNotFound');
+    return {
+      deploymentId,
+      ruleId: row.ruleId,
+      version: row.version,
+      content: row.content,
+      target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment },
+    };
+  }
+
   return {
-    /** Reads what a deployment will put on its target: the rule version's text and the target. */
-    async loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
-      const [row] = await db
-        .select({
-          ruleId: deployments.ruleId,
-          version: deployments.version,
-          content: ruleVersions.content,
-          targetId: targets.id,
-          targetName: targets.name,
-          targetKind: targets.kind,
-          environment: targets.environment,
-        })
-        .from(deployments)
-        .innerJoin(targets, eq(targets.id, deployments.targetId))
-        .innerJoin(
-          ruleVersions,
-          and(
-            eq(ruleVersions.tenantId, deployments.tenantId),
-            eq(ruleVersions.ruleId, deployments.ruleId),
-            eq(ruleVersions.version, deployments.version),
-          ),
-        )
-        .where(eq(deployments.id, deploymentId));
-      if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, 'DeploymentNotFound');
-      return {
-        deploymentId,
-        ruleId: row.ruleId,
-        version: row.version,
-        content: row.content,
-        target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment },
-      };
+    /**
+     * Puts the rule version on its target through the target's adapter. Keyed by the deployment id,
+     * so a retried activity (or a worker that died after the SIEM accepted it) never deploys twice.
+     */
+    async deployToTarget({ deploymentId }: { deploymentId: string }): Promise<{ query: string; changed: boolean }> {
+      const plan = await loadDeploymentPlan({ deploymentId });
+      const [row] = await db.select({ tenantId: deployments.tenantId }).from(deployments).where(eq(deployments.id, deploymentId));
+      const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
+      const adapter = adapterFor(siem, plan.target.kind);
+      const result = await adapter.deploy({ deploymentId, tenantId: row!.tenantId, rule });
+      return { query: rule.query, changed: result.changed };
     },
+
+    loadDeploymentPlan,
 
     async setDeploymentStatus(input: { deploymentId: string; status: DeploymentStatus; error: string | null }): Promise<void> {
       const ended = FINAL.includes(input.status);
@@ -61,14 +78,15 @@ export function createDeploymentActivities({ db }: { db: Db }) {
      * Makes this deployment the active one of its rule on its target and supersedes the one before,
      * in one transaction, so there is never zero or two active versions. Running it again is a no-op.
      */
-    async activateDeployment({ deploymentId }: { deploymentId: string }): Promise<void> {
-      await db.transaction(async (tx) => {
+    async activateDeployment({ deploymentId }: { deploymentId: string }): Promise<{ superseded: string[] }> {
+      // Read before the transaction: the store is another database. A new rule detects from now on.
+      const storeCursor = await siem.localStore.latestCursor();
+      return db.transaction(async (tx) => {
         const [me] = await tx.select().from(deployments).where(eq(deployments.id, deploymentId)).for('update');
         if (!me) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} does not exist`, 'DeploymentNotFound');
-        if (me.status === 'active') return;
-        await tx
-          .update(deployments)
-          .set({ status: 'superseded', updatedAt: sql`now()`, endedAt: sql`now()` })
+        const previous = await tx
+          .select({ id: deployments.id, cursor: deployments.detectionCursor })
+          .from(deployments)
           .where(
             and(
               eq(deployments.tenantId, me.tenantId),
@@ -77,11 +95,23 @@ export function createDeploymentActivities({ db }: { db: Db }) {
               eq(deployments.status, 'active'),
               ne(deployments.id, me.id),
             ),
-          );
+          )
+          .for('update');
+        if (me.status === 'active') return { superseded: [] };
+        if (previous.length) {
+          await tx
+            .update(deployments)
+            .set({ status: 'superseded', updatedAt: sql`now()`, endedAt: sql`now()` })
+            .where(inArray(deployments.id, previous.map((p) => p.id)));
+        }
+        // A new version of a live rule carries on where the old one stopped: no event is evaluated
+        // by both or by neither.
+        const inherited = previous.find((p) => p.cursor !== null)?.cursor;
         await tx
           .update(deployments)
-          .set({ status: 'active', error: null, activatedAt: sql`now()`, updatedAt: sql`now()` })
+          .set({ status: 'active', error: null, activatedAt: sql`now()`, updatedAt: sql`now()`, detectionCursor: me.detectionCursor ?? inherited ?? storeCursor })
           .where(eq(deployments.id, me.id));
+        return { superseded: previous.map((p) => p.id) };
       });
     },
   };

@@ -4,14 +4,18 @@ import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
 import { createDeploymentActivities } from './deployments';
 import { createNotificationActivities } from './notifications';
+import { createDetectionActivities } from './detection';
+import { createScheduleActivities, type TemporalDeps } from './schedules';
 
-export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters };
+export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeploymentActivities(deps),
     ...createNotificationActivities(deps),
+    ...createDetectionActivities(deps),
+    ...createScheduleActivities(deps),
   };
 }
 

@@ -15,6 +15,7 @@ import { auditRoutes } from './settings/audit.routes';
 import { webhookRoutes } from './settings/webhook.routes';
 import { targetRoutes } from './settings/targets.routes';
 import { eventRoutes } from './events/events.routes';
+import { alertRoutes } from './alerts/alerts.routes';
 import { ruleRoutes } from './rules/rules.routes';
 import { lintRoutes } from './rules/lint.routes';
 import { deployRoutes } from './deployments/deploy.routes';
@@ -49,6 +50,7 @@ export function buildApp(deps: ApiDeps): App {
     ...webhookRoutes(deps),
     ...targetRoutes(deps),
     ...eventRoutes(deps),
+    ...alertRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

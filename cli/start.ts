@@ -77,6 +77,7 @@ async function main() {
       logger,
       secrets,
       siem,
+      client,
     });
     const workerDone = worker.run();
     stops.push(async () => {

@@ -1,4 +1,5 @@
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -160,6 +161,8 @@ export const deployments = pgTable(
     runId: text('run_id'),
     requestedBy: uuid('requested_by'),
     error: text('error'),
+    /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
+    detectionCursor: bigint('detection_cursor', { mode: 'number' }),
     createdAt: createdAt(),
     updatedAt: tstz('updated_at').notNull().defaultNow(),
     activatedAt: tstz('activated_at'),
@@ -312,4 +315,65 @@ export const webhookAttempts = pgTable(
     durationMs: integer('duration_ms').notNull(),
   },
   (t) => [index('webhook_attempts_delivery').on(t.deliveryId)],
+);
+
+export const ALERT_STATUSES = ['open', 'acknowledged', 'closed', 'suppressed'] as const;
+export const DISPOSITIONS = ['true_positive', 'false_positive', 'benign', 'duplicate'] as const;
+
+/** Alerts raised by scheduled detection; one per matched event per deployment, never twice. */
+export const alerts = pgTable(
+  'alerts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    deploymentId: uuid('deployment_id')
+      .notNull()
+      .references(() => deployments.id),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targetId: uuid('target_id').notNull(),
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
+    eventId: text('event_id').notNull(),
+    eventTime: tstz('event_time').notNull(),
+    event: jsonb('event').$type<Record<string, unknown>>().notNull(),
+    /** `suppressed`: raised beyond the deployment's noise budget for its UTC day, counted but not worked. */
+    status: text('status', { enum: ALERT_STATUSES }).notNull(),
+    disposition: text('disposition', { enum: DISPOSITIONS }),
+    assignee: text('assignee'),
+    team: text('team'),
+    createdAt: createdAt(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+    acknowledgedAt: tstz('acknowledged_at'),
+    closedAt: tstz('closed_at'),
+  },
+  (t) => [
+    uniqueIndex('alerts_deployment_event').on(t.deploymentId, t.eventSeq),
+    index('alerts_tenant_created').on(t.tenantId, t.createdAt),
+    index('alerts_tenant_rule').on(t.tenantId, t.ruleId),
+  ],
+);
+
+/** Every scheduled detection run: what it scanned, matched, raised and suppressed, or why it failed. */
+export const detectionRuns = pgTable(
+  'detection_runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id').notNull(),
+    deploymentId: uuid('deployment_id')
+      .notNull()
+      .references(() => deployments.id),
+    ruleId: text('rule_id').notNull(),
+    startedAt: tstz('started_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    eventsScanned: bigint('events_scanned', { mode: 'number' }).notNull(),
+    matches: integer('matches').notNull(),
+    alertsRaised: integer('alerts_raised').notNull(),
+    alertsSuppressed: integer('alerts_suppressed').notNull(),
+    cursorFrom: bigint('cursor_from', { mode: 'number' }).notNull(),
+    cursorTo: bigint('cursor_to', { mode: 'number' }).notNull(),
+    error: text('error'),
+  },
+  (t) => [index('detection_runs_deployment').on(t.deploymentId, t.startedAt), index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt)],
 );

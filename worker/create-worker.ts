@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
@@ -13,6 +14,8 @@ export type WorkerWiring = {
   logger: Logger;
   secrets: SecretBox;
   siem: SiemAdapters;
+  /** For activities that manage schedules and start runs (scheduled detection). */
+  client: Client;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -26,7 +29,13 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       connection,
       namespace: wiring.namespace,
       taskQueue: wiring.taskQueue,
-      activities: createActivities({ db: wiring.db, logger: wiring.logger, secrets: wiring.secrets, siem: wiring.siem }),
+      activities: createActivities({
+        db: wiring.db,
+        logger: wiring.logger,
+        secrets: wiring.secrets,
+        siem: wiring.siem,
+        temporal: { client: wiring.client, taskQueue: wiring.taskQueue },
+      }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
     return { worker, connection };

@@ -25,7 +25,6 @@ async function main() {
   await database.migrate();
   const client = await connectClient(config.temporal.address!, config.temporal.namespace);
   await ensureSearchAttributes(client, config.temporal.namespace);
-  await client.connection.close();
   const { worker, connection } = await createWorker({
     address: config.temporal.address!,
     namespace: config.temporal.namespace,
@@ -34,10 +33,12 @@ async function main() {
     logger,
     secrets,
     siem,
+    client,
   });
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();
   await connection.close();
+  await client.connection.close();
   await database.close();
   await siem.close();
 }

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
+import type { ScheduleActivities } from '../activities/schedules';
 import type { DeploymentStatus } from '../db/schema';
 import { STATUS } from './search-attributes';
 import { notifyInBackground } from './notify';
@@ -25,14 +26,14 @@ export type DeployState = {
 
 export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
 
-const activities = proxyActivities<DeploymentActivities>({
+const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '500 milliseconds',
     backoffCoefficient: 2,
     maximumInterval: '10 seconds',
     maximumAttempts: 10,
-    nonRetryableErrorTypes: ['DeploymentNotFound'],
+    nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'],
   },
 });
 
@@ -65,7 +66,10 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   try {
     await activities.loadDeploymentPlan({ deploymentId: input.deploymentId });
     await moveTo('deploying');
-    await activities.activateDeployment({ deploymentId: input.deploymentId });
+    await activities.deployToTarget({ deploymentId: input.deploymentId });
+    const { superseded } = await activities.activateDeployment({ deploymentId: input.deploymentId });
+    await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
+    await activities.ensureDetectionSchedule({ deploymentId: input.deploymentId });
     state.status = 'active';
     upsertSearchAttributes([{ key: STATUS, value: 'active' }]);
     await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.succeeded', step: 'succeeded', data: eventData(input) });

@@ -1,3 +1,4 @@
 // The worker bundles this module: every workflow the task queue runs is exported from here.
 export { DeployWithApproval } from './deploy-with-approval';
 export { Notify } from './notify';
+export { DetectionRun } from './detection-run';

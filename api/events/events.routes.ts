@@ -61,7 +61,10 @@ export function eventRoutes(deps: ApiDeps) {
       tag: 'events',
       permission: 'events:write',
       query: IngestQuery,
-      rawBody: { contentType: 'application/x-ndjson', description: 'One JSON object per line; a JSON array is accepted as application/json' },
+      rawBody: {
+        description: 'Events as NDJSON (one JSON object per line, streamed), or a JSON array of objects',
+        content: { 'application/x-ndjson': z.string(), 'application/json': z.array(z.record(z.string(), z.unknown())) },
+      },
       responses: {
         200: { description: 'What was stored; bad lines are listed with their line numbers and nothing else is lost', schema: IngestResult },
         404: { description: 'No such target', schema: ProblemSchema },

@@ -42,7 +42,7 @@ export type RouteSpec<B = unknown, P = unknown, Q = unknown> = {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   /** A body that is not JSON (e.g. NDJSON), read by the handler from the request stream; documented only. */
-  rawBody?: { contentType: string; description: string };
+  rawBody?: { description: string; content: Record<string, z.ZodType> };
   /** Extra request headers to document (e.g. Idempotency-Key). */
   headers?: z.ZodObject;
   responses: Record<number, ResponseSpec>;
@@ -133,7 +133,10 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
   if (spec.query) request.query = spec.query as z.ZodObject as never;
   if (spec.headers) request.headers = spec.headers as never;
   if (spec.body) request.body = { required: true, content: { 'application/json': { schema: spec.body } } };
-  if (spec.rawBody) request.body = { required: true, description: spec.rawBody.description, content: { [spec.rawBody.contentType]: { schema: z.string() } } };
+  if (spec.rawBody) {
+    const content = Object.fromEntries(Object.entries(spec.rawBody.content).map(([type, schema]) => [type, { schema }]));
+    request.body = { required: true, description: spec.rawBody.description, content };
+  }
   return {
     method: spec.method,
     path: spec.path,

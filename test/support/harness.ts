@@ -3,7 +3,9 @@ import http from 'node:http';
 import pg from 'pg';
 import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import type { Client } from '@temporalio/client';
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import { deployments } from '../../db/schema';
+import { detectionScheduleId } from '../../activities/schedules';
 import { openDatabase, type Database } from '../../db/client';
 import { ensureBootstrap } from '../../api/settings/tenant-service';
 import { startApi, type RunningApi } from '../../api/server';
@@ -55,6 +57,8 @@ export type TestService = {
   taskQueue: string;
   databaseUrl: string | undefined;
   siem: SiemAdapters;
+  /** Stops the worker (as a crash would, mid-work) and starts a new one on the same task queue. */
+  restartWorker(): Promise<void>;
   /** Sends a request to the API; the body is sent as JSON unless it is a string. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
@@ -133,7 +137,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
-  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, workflowBundle: { codePath: bundlePath } }));
+  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
   workerRun = worker.run();
   const api = await startApi(
     {
@@ -158,8 +162,21 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
     databaseUrl,
     siem,
     request: (method, path, opts = {}) => request(api.url, method, path, { ...opts, defaultToken: token }),
+    restartWorker: async () => {
+      worker!.shutdown();
+      await workerRun;
+      await connection!.close();
+      ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
+      workerRun = worker.run();
+    },
     close: async () => {
       await api.close();
+      // Schedules outlive workers: remove this service's, so they do not fire into an empty queue.
+      for (const d of await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments)) {
+        await client.schedule.getHandle(detectionScheduleId(d.tenantId, d.id)).delete().catch((err: unknown) => {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+        });
+      }
       worker?.shutdown();
       await workerRun;
       await connection?.close();

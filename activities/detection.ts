@@ -1,0 +1,141 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { and, eq, gte, ne, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { alerts, deployments, detectionRuns, ruleVersions, targets } from '../db/schema';
+import type { SiemAdapters } from '../siem/adapters';
+import { compileRuleForTarget } from './rule-compilation';
+
+/** Matched events handled per run; more wait for the next run (the cursor stops at the last one). */
+const MAX_EVENTS_PER_RUN = 5_000;
+
+export type DetectionOutcome = {
+  skipped: string | null;
+  scanned: number;
+  matches: number;
+  raised: number;
+  suppressed: number;
+  /** True on the run that first went over the noise budget of the current UTC day. */
+  budgetExceededNow: boolean;
+  budget: number | null;
+  alertsToday: number;
+  tenantId: string;
+  ruleId: string;
+  version: number;
+  target: string;
+};
+
+function startOfUtcDay(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+}
+
+export function createDetectionActivities({ db, siem, now = () => new Date() }: { db: Db; siem: SiemAdapters; now?: () => Date }) {
+  return {
+    /**
+     * One scheduled-detection run of one deployment on the local target: evaluates the events
+     * committed since the deployment's cursor and stores an alert per match, in one transaction with
+     * the new cursor and the run record. Alerts are keyed by (deployment, event), so a run repeated
+     * after a crash raises nothing twice. Alerts beyond the day's noise budget are stored as
+     * `suppressed` and counted.
+     */
+    async runDetection({ deploymentId }: { deploymentId: string }): Promise<DetectionOutcome> {
+      const started = now();
+      const t0 = performance.now();
+      const [row] = await db
+        .select({ d: deployments, content: ruleVersions.content, targetKind: targets.kind, targetName: targets.name })
+        .from(deployments)
+        .innerJoin(targets, eq(targets.id, deployments.targetId))
+        .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
+        .where(eq(deployments.id, deploymentId));
+      if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, 'DeploymentNotFound');
+      const d = row.d;
+      const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: row.targetName, budget: d.noiseBudget?.max_alerts_per_day ?? null };
+      const idle = (skipped: string): DetectionOutcome => ({ ...base, skipped, scanned: 0, matches: 0, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0 });
+      if (d.status !== 'active') return idle(`deployment is ${d.status}`);
+      if (row.targetKind !== 'local') return idle(`${row.targetKind} targets run their own detection`);
+
+      const compiled = compileRuleForTarget(siem, row.content, d.ruleId, d.version, row.targetKind);
+      const cursor = d.detectionCursor ?? (await siem.localStore.latestCursor());
+      let found;
+      try {
+        found = await siem.localStore.since(d.tenantId, compiled.query, cursor, { limit: MAX_EVENTS_PER_RUN, ...(compiled.logsource ? { logsource: compiled.logsource } : {}) });
+      } catch (err) {
+        // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
+        await db.insert(detectionRuns).values({
+          tenantId: d.tenantId, deploymentId, ruleId: d.ruleId, startedAt: started, durationMs: Math.round(performance.now() - t0),
+          eventsScanned: 0, matches: 0, alertsRaised: 0, alertsSuppressed: 0, cursorFrom: cursor, cursorTo: cursor, error: (err as Error).message,
+        });
+        throw ApplicationFailure.nonRetryable(`Detection query of deployment ${deploymentId} failed: ${(err as Error).message}`, 'DetectionQueryFailed');
+      }
+      const next = found.truncated && found.events.length > 0 ? found.events.at(-1)!.seq : found.cursor;
+      const dayStart = startOfUtcDay(started);
+
+      return db.transaction(async (tx) => {
+        const [locked] = await tx.select({ cursor: deployments.detectionCursor, status: deployments.status }).from(deployments).where(eq(deployments.id, deploymentId)).for('update');
+        if (locked!.status !== 'active') return idle(`deployment is ${locked!.status}`);
+        if ((locked!.cursor ?? cursor) !== cursor) return idle('another run advanced this deployment first');
+        const [{ n }] = (await tx
+          .select({ n: sql<number>`count(*)::int` })
+          .from(alerts)
+          .where(and(eq(alerts.deploymentId, deploymentId), gte(alerts.createdAt, dayStart), ne(alerts.status, 'suppressed')))) as [{ n: number }];
+        const budget = base.budget;
+        let raised = 0;
+        let suppressed = 0;
+        for (const ev of found.events) {
+          const overBudget = budget !== null && n + raised >= budget;
+          const inserted = await tx
+            .insert(alerts)
+            .values({
+              tenantId: d.tenantId,
+              deploymentId,
+              ruleId: d.ruleId,
+              version: d.version,
+              targetId: d.targetId,
+              eventSeq: ev.seq,
+              eventId: ev.eventId,
+              eventTime: ev.time,
+              event: ev.event,
+              status: overBudget ? 'suppressed' : 'open',
+              createdAt: started,
+            })
+            .onConflictDoNothing()
+            .returning({ id: alerts.id });
+          if (inserted.length === 0) continue;
+          if (overBudget) suppressed++;
+          else raised++;
+        }
+        await tx.update(deployments).set({ detectionCursor: next }).where(eq(deployments.id, deploymentId));
+        await tx.insert(detectionRuns).values({
+          tenantId: d.tenantId,
+          deploymentId,
+          ruleId: d.ruleId,
+          startedAt: started,
+          durationMs: Math.round(performance.now() - t0),
+          eventsScanned: found.scanned,
+          matches: found.matched,
+          alertsRaised: raised,
+          alertsSuppressed: suppressed,
+          cursorFrom: cursor,
+          cursorTo: next,
+          error: null,
+        });
+        const [{ before }] = (await tx
+          .select({ before: sql<number>`count(*)::int` })
+          .from(alerts)
+          .where(and(eq(alerts.deploymentId, deploymentId), gte(alerts.createdAt, dayStart), eq(alerts.status, 'suppressed')))) as [{ before: number }];
+        return {
+          ...base,
+          skipped: null,
+          scanned: found.scanned,
+          matches: found.matched,
+          raised,
+          suppressed,
+          // Only the run whose suppressions are the day's first ones reports the crossing.
+          budgetExceededNow: suppressed > 0 && before === suppressed,
+          alertsToday: n + raised,
+        };
+      });
+    },
+  };
+}
+
+export type DetectionActivities = ReturnType<typeof createDetectionActivities>;
