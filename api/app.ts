@@ -18,6 +18,7 @@ import { eventRoutes } from './events/events.routes';
 import { alertRoutes } from './alerts/alerts.routes';
 import { ruleRoutes } from './rules/rules.routes';
 import { lintRoutes } from './rules/lint.routes';
+import { ruleTestRoutes } from './rules/test.routes';
 import { deployRoutes } from './deployments/deploy.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 
@@ -43,6 +44,7 @@ export function buildApp(deps: ApiDeps): App {
   const routes: RouteSpec<any, any, any>[] = [
     ...ruleRoutes(deps),
     ...lintRoutes(deps),
+    ...ruleTestRoutes(deps),
     ...deployRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),

@@ -9,7 +9,6 @@ import { ProblemSchema, notImplemented } from './http/problem';
  * instead of a 404 that looks like a wrong URL. Each entry goes away when its feature lands.
  */
 const PENDING: Array<{ method: HttpMethod; path: string; operationId: string; permission: Permission; feature: string; hasBody: boolean }> = [
-  { method: 'post', path: '/rules/test', operationId: 'testRule', permission: 'rules:read', feature: 'rule tests', hasBody: true },
   { method: 'post', path: '/rules/replay', operationId: 'replayRule', permission: 'rules:read', feature: 'replay', hasBody: true },
   { method: 'post', path: '/rules/shadow', operationId: 'shadowRule', permission: 'rules:read', feature: 'shadow evaluation', hasBody: true },
   { method: 'post', path: '/rules/rollback', operationId: 'rollbackRule', permission: 'deploy', feature: 'rollback', hasBody: true },

@@ -377,3 +377,24 @@ export const detectionRuns = pgTable(
   },
   (t) => [index('detection_runs_deployment').on(t.deploymentId, t.startedAt), index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt)],
 );
+
+/** Every rule test run (POST /rules/test), readable by id afterwards. */
+export const ruleTestRuns = pgTable(
+  'rule_test_runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targetId: uuid('target_id').notNull(),
+    passed: boolean('passed').notNull(),
+    total: integer('total').notNull(),
+    failed: integer('failed').notNull(),
+    result: jsonb('result').$type<Record<string, unknown>>().notNull(),
+    createdBy: uuid('created_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('rule_test_runs_rule').on(t.tenantId, t.ruleId, t.createdAt)],
+);

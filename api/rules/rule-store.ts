@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { LineCounter, parseDocument } from 'yaml';
+import { parseSigma } from '../../sigma';
 import type { Db } from '../../db/client';
 import { ruleVersions, rules } from '../../db/schema';
 import { badRequest, type FieldError } from '../http/problem';
@@ -17,43 +17,31 @@ export type RuleMetadata = {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The registry keys a rule by the Sigma rule's own `id`; this reads just what the registry indexes.
- * Full validation is the lint endpoint's job: storing a rule needs only that it is YAML with an id
- * and a title.
+ * The registry keys a file by the Sigma rule's own `id`: the correlation's when the file holds one
+ * (its base rules travel with it), else the first document's. Storing needs only that the text is
+ * Sigma with an id and a title; whether the rule is any good is what lint reports.
  */
 export function readRuleMetadata(text: string): RuleMetadata {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false, lineCounter });
-  const errors: FieldError[] = doc.errors.map((e) => {
-    const at = lineCounter.linePos(e.pos[0]);
-    return { pointer: '/body/rule', message: `${e.message.split('\n')[0]} (line ${at.line}, column ${at.col})` };
-  });
-  if (errors.length) throw badRequest('The rule is not valid YAML', errors);
-  let value: unknown;
-  try {
-    // Aliases that expand without bound (a "billion laughs" document) stop here instead of eating memory.
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (err) {
-    throw badRequest('The rule cannot be read as YAML', [{ pointer: '/body/rule', message: (err as Error).message }]);
+  const collection = parseSigma(text);
+  const structural = collection.errors.filter((e) => e.code.startsWith('yaml') || e.code === 'document-not-map');
+  if (structural.length || collection.documents.length === 0) {
+    const errors = (structural.length ? structural : collection.errors).slice(0, 20).map((e) => ({ pointer: '/body/rule', message: `${e.message} (line ${e.line}, column ${e.column})` }));
+    throw badRequest('The rule is not a Sigma YAML document', errors.length ? errors : [{ pointer: '/body/rule', message: 'no document found' }]);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw badRequest('The rule must be a YAML mapping (a Sigma rule)', [{ pointer: '/body/rule', message: 'not a mapping' }]);
-  }
-  const rule = value as Record<string, unknown>;
+  const main = collection.documents.find((d) => d.kind === 'correlation') ?? collection.documents[0]!;
   const problems: FieldError[] = [];
-  if (typeof rule.id !== 'string' || !UUID.test(rule.id)) problems.push({ pointer: '/body/rule', message: 'the rule needs an `id` that is a UUID' });
-  if (typeof rule.title !== 'string' || rule.title.trim() === '') problems.push({ pointer: '/body/rule', message: 'the rule needs a `title`' });
+  if (typeof main.id !== 'string' || !UUID.test(main.id)) problems.push({ pointer: '/body/rule', message: 'the rule needs an `id` that is a UUID' });
+  if (!main.title || main.title.trim() === '') problems.push({ pointer: '/body/rule', message: 'the rule needs a `title`' });
   if (problems.length) throw badRequest('The rule cannot be stored', problems);
   const logsource: Record<string, string> = {};
-  if (rule.logsource && typeof rule.logsource === 'object') {
-    for (const [k, v] of Object.entries(rule.logsource)) if (typeof v === 'string') logsource[k] = v;
-  }
+  const source = 'logsource' in main ? main.logsource : undefined;
+  for (const [k, v] of Object.entries(source ?? {})) if (typeof v === 'string') logsource[k] = v;
   return {
-    ruleId: (rule.id as string).toLowerCase(),
-    title: rule.title as string,
-    level: typeof rule.level === 'string' ? rule.level : null,
-    status: typeof rule.status === 'string' ? rule.status : null,
-    tags: Array.isArray(rule.tags) ? rule.tags.filter((t): t is string => typeof t === 'string') : [],
+    ruleId: main.id!.toLowerCase(),
+    title: main.title,
+    level: main.level ?? null,
+    status: main.status ?? null,
+    tags: [...main.tags],
     logsource,
   };
 }
