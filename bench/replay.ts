@@ -53,39 +53,64 @@ const IMAGES = [
 const PARENTS = ['C:\\Windows\\explorer.exe', 'C:\\Windows\\System32\\services.exe', 'C:\\Windows\\System32\\cmd.exe', 'C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE'];
 const COMMANDS = ['-k netsvc -p', '/c whoami', '-NoProfile -enc SQBFAFgAKABOAGUAdwAtAE8AYgBqAGUAYwB0ACAA', '--type=renderer --lang=en-US', '0xffffffff -ForceV1', 'IEX(New-Object Net.WebClient).DownloadString(x)', 'shell32.dll,Control_RunDLL', ''];
 
-function sqlArray(values: string[]): string {
+/** A SQL list of string literals. */
+function sqlArray(values: readonly string[]): string {
   return `[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}]`;
 }
 
+/**
+ * Generates the events in one INSERT … SELECT over range(): every choice is a hash of the row
+ * number, so the data is the same on every run and with any thread count, and rows keep range()
+ * order (event_time ascending), as a live feed's would, so row-group min/max statistics are
+ * realistic. The JSON text is concatenated from pre-escaped pieces (JSON.stringify in JS) rather
+ * than built by json_object(), and the hash-like fields come from hash() rather than md5()/uuid():
+ * those three were most of the old generator's time. Promoted columns are picked with the same
+ * index as the JSON piece, so they equal json_extract_string(raw, …) as ingestion would store them.
+ */
 async function generate(store: LocalEventStore): Promise<void> {
-  const pick = (arr: string, salt: number, n: number) => `${arr}[1 + (hash(i * ${salt}) % ${n})::INTEGER]`;
+  const json = (values: readonly string[]) => sqlArray(values.map((v) => JSON.stringify(v)));
+  const images = IMAGES.map((x) => x[0]!);
+  const names = IMAGES.map((x) => x[1]!);
+  const commandLines = IMAGES.flatMap(([image]) => COMMANDS.map((c) => `${image!.split('\\').pop()} ${c}`));
+  const stepUs = Math.floor((DAYS * 86_400e6) / N);
   // Command lines: encoded/IEX variants only 1 time in 64, the rest benign.
-  const cmdIdx = `CASE WHEN hash(i * 7) % 64 = 0 THEN 3 + 3 * (hash(i * 11) % 2)::INTEGER ELSE [1, 2, 4, 5, 7, 8][1 + (hash(i * 13) % 6)::INTEGER] END`;
+  const cmd = `CASE WHEN hash(i * 7) % 64 = 0 THEN 2 + 3 * (hash(i * 11) % 2) ELSE [0, 1, 3, 4, 6, 7][1 + (hash(i * 13) % 6)::INTEGER] END`;
   await store.write(async (con) => {
     await con.run(`INSERT INTO events BY NAME
-      SELECT i + 1 AS seq, 'bench' AS tenant_id, 'ev-' || i AS event_id,
-             TIMESTAMP '2024-01-01' + to_microseconds((i * ${Math.floor((DAYS * 86_400e6) / N)})::BIGINT) AS event_time,
-             TIMESTAMP '2024-02-01' AS ingested_at, 'windows' AS ls_product, 'process_creation' AS ls_category, NULL AS ls_service,
-             strlen(raw) AS raw_bytes, raw, "Image", "OriginalFileName", "ParentImage", "CommandLine", "User", "Computer", "EventID", "ProcessId", "IntegrityLevel"
+      SELECT i + 1 AS seq, 'bench' AS tenant_id, 'ev-' || i AS event_id, t AS event_time,
+             TIMESTAMP '2024-02-01' AS ingested_at, 'windows' AS ls_product, 'process_creation' AS ls_category,
+             strlen(raw) AS raw_bytes, raw,
+             ${sqlArray(images)}[1 + img] AS "Image", ${sqlArray(names)}[1 + img] AS "OriginalFileName",
+             ${sqlArray(PARENTS)}[1 + par] AS "ParentImage", ${sqlArray(commandLines)}[1 + img * ${COMMANDS.length} + cmd] AS "CommandLine",
+             'CORP\\user' || usr AS "User", 'ws-' || host || '.corp.example' AS "Computer",
+             '1' AS "EventID", (i % 65536)::VARCHAR AS "ProcessId", 'Medium' AS "IntegrityLevel"
       FROM (
-        SELECT i, "Image", "OriginalFileName", "ParentImage", "CommandLine", "User", "Computer", "EventID", "ProcessId", "IntegrityLevel",
-               json_object('EventID', 1, 'UtcTime', strftime(TIMESTAMP '2024-01-01' + to_microseconds((i * ${Math.floor((DAYS * 86_400e6) / N)})::BIGINT), '%Y-%m-%d %H:%M:%S.%g'),
-                 'ProcessGuid', '{' || uuid() || '}', 'ProcessId', i % 65536, 'Image', "Image", 'FileVersion', '10.0.19041.1', 'Description', 'Windows binary',
-                 'Product', 'Microsoft Windows Operating System', 'Company', 'Microsoft Corporation', 'OriginalFileName', "OriginalFileName",
-                 'CommandLine', "CommandLine", 'CurrentDirectory', 'C:\\Windows\\system32\\', 'User', "User", 'LogonId', '0x3e7', 'IntegrityLevel', "IntegrityLevel",
-                 'Hashes', 'SHA256=' || md5(i::VARCHAR) || md5((i + 1)::VARCHAR), 'ParentImage', "ParentImage", 'ParentCommandLine', "ParentImage", 'Computer', "Computer")::VARCHAR AS raw
+        SELECT *, concat(
+          '{"EventID":1,"UtcTime":"', strftime(t, '%Y-%m-%d %H:%M:%S.%g'),
+          '","ProcessGuid":"{', printf('%08x-%04x-%04x-%04x-%012x', h1 >> 32, (h1 >> 16) & 65535, h1 & 65535, h2 >> 48, h2 & 281474976710655),
+          '}","ProcessId":', i % 65536,
+          ',"Image":', ${json(images)}[1 + img],
+          ',"FileVersion":"10.0.19041.1","Description":"Windows binary","Product":"Microsoft Windows Operating System","Company":"Microsoft Corporation"',
+          ',"OriginalFileName":', ${json(names)}[1 + img],
+          ',"CommandLine":', ${json(commandLines)}[1 + img * ${COMMANDS.length} + cmd],
+          ',"CurrentDirectory":"C:\\\\Windows\\\\system32\\\\","User":"CORP\\\\user', usr,
+          '","LogonId":"0x3e7","IntegrityLevel":"Medium","Hashes":"SHA256=', printf('%016x%016x%016x%016x', h1, h2, hash(i * 23), hash(i * 29)),
+          '","ParentImage":', ${json(PARENTS)}[1 + par], ',"ParentCommandLine":', ${json(PARENTS)}[1 + par],
+          ',"Computer":"ws-', host, '.corp.example"}') AS raw
         FROM (
-          SELECT i,
-                 ${pick(sqlArray(IMAGES.map((x) => x[0]!)), 3, IMAGES.length)} AS "Image",
-                 ${pick(sqlArray(IMAGES.map((x) => x[1]!)), 3, IMAGES.length)} AS "OriginalFileName",
-                 ${pick(sqlArray(PARENTS), 5, PARENTS.length)} AS "ParentImage",
-                 ${sqlArray(IMAGES.map((x) => x[0]!.split('\\').pop()!))}[1 + (hash(i * 3) % ${IMAGES.length})::INTEGER] || ' ' || ${sqlArray(COMMANDS)}[${cmdIdx}] AS "CommandLine",
-                 'CORP\\user' || (hash(i * 17) % 500)::VARCHAR AS "User",
-                 'ws-' || (hash(i * 19) % 2000)::VARCHAR || '.corp.example' AS "Computer",
-                 '1' AS "EventID", (i % 65536)::VARCHAR AS "ProcessId", 'Medium' AS "IntegrityLevel"
-          FROM range(${N}) t(i)
+          SELECT i, TIMESTAMP '2024-01-01' + to_microseconds(i * ${stepUs}) AS t, hash(i) AS h1, hash(i + ${N}) AS h2,
+                 (hash(i * 3) % ${IMAGES.length})::INTEGER AS img, (hash(i * 5) % ${PARENTS.length})::INTEGER AS par, (${cmd})::INTEGER AS cmd,
+                 hash(i * 17) % 500 AS usr, hash(i * 19) % 2000 AS host
+          FROM range(${N}) r(i)
         )
       )`);
+    // The replay and the raw query read the promoted columns; a generator bug that made them differ
+    // from the JSON would measure a different rule than ingestion would store.
+    const promoted = ['Image', 'OriginalFileName', 'ParentImage', 'CommandLine', 'User', 'Computer', 'EventID', 'ProcessId', 'IntegrityLevel'];
+    const mismatch = (await con.runAndReadAll(
+      `SELECT count(*) AS n FROM (FROM events LIMIT 100000) WHERE NOT json_valid(raw) OR ${promoted.map((f) => `"${f}" IS DISTINCT FROM json_extract_string(raw, '$.${f}')`).join(' OR ')}`,
+    )).getRowObjects()[0]!.n;
+    if (Number(mismatch) !== 0) throw new Error(`generator bug: ${mismatch} of the first 100,000 events have promoted columns that differ from their JSON`);
     await con.run(`INSERT INTO ingest_batches VALUES ('bench-generated', 'bench', 1, ${N}, ${N}, ${N}, 0, now()::TIMESTAMP)`);
     await con.run('CHECKPOINT');
   });
@@ -107,10 +132,18 @@ function jsEvent(i: number): Record<string, unknown> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'detflow-replay-'));
-  const store = await LocalEventStore.open({ path: join(dir, 'replay.duckdb'), memoryLimit: '512MB' });
+  const path = join(dir, 'replay.duckdb');
+  const generator = await LocalEventStore.open({ path, memoryLimit: '512MB' });
+  let t = performance.now();
   try {
-    let t = performance.now();
-    await generate(store);
+    await generate(generator);
+  } finally {
+    await generator.close();
+  }
+  // Reopened as a replay worker would find it; opening fills the hourly summary that the
+  // generator, writing the events table directly, did not.
+  const store = await LocalEventStore.open({ path, memoryLimit: '512MB' });
+  try {
     const genSeconds = (performance.now() - t) / 1000;
     process.stdout.write(`generated ${fmt(N)} events in ${genSeconds.toFixed(1)} s\n`);
 

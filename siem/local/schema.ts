@@ -25,6 +25,7 @@ export function eventsTableDdl(qualifiedName: string): string {
 
 export const EVENTS_TABLE = 'events';
 export const FIXTURE_SCHEMA = 'fixtures';
+export const EVENT_HOURS_TABLE = 'event_hours';
 
 export const STORE_DDL: readonly string[] = [
   eventsTableDdl(EVENTS_TABLE),
@@ -39,4 +40,12 @@ export const STORE_DDL: readonly string[] = [
   ingested_at TIMESTAMP NOT NULL
 )`,
   `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(FIXTURE_SCHEMA)}`,
+  // Events per tenant per UTC hour, so planning a replay reads a few hundred rows instead of
+  // scanning the events table. Appended per ingest batch (a (tenant, hour) pair can have several
+  // rows; readers sum them) and rewritten by retention, in the same transaction as the events.
+  `CREATE TABLE IF NOT EXISTS ${EVENT_HOURS_TABLE} (
+  tenant_id VARCHAR NOT NULL,
+  hour TIMESTAMP NOT NULL,        -- date_trunc('hour', event_time)
+  events BIGINT NOT NULL
+)`,
 ];

@@ -124,7 +124,8 @@ export class SqlBackend extends QueryBackend {
     return `regexp_matches(${this.field(field)}, ${sqlString(pattern)})`;
   }
   protected cidrMatch(field: string, v: CidrValue, ctx: ItemContext): string {
-    if (v.version === 6 || v.prefix === 0) this.unsupported(`cidr ${v.network} (only IPv4 networks with a prefix ≥ 1 expand to text prefixes)`, ctx.item.pos);
+    if (v.version === 6) return ipv6CidrMatch(this.field(field), v);
+    if (v.prefix === 0) this.unsupported(`cidr ${v.network} (IPv4 networks need a prefix ≥ 1 to expand to text prefixes)`, ctx.item.pos);
     const f = this.field(field);
     const parts = ipv4Prefixes(v).map((p) => (p.endsWith('.') ? `starts_with(${f}, ${sqlString(p)})` : `${f} = ${sqlString(p)}`));
     return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
@@ -166,6 +167,74 @@ export class SqlBackend extends QueryBackend {
     const op = v.kind === 'string' && v.cased ? 'LIKE' : 'ILIKE';
     return `EXISTS (SELECT 1 FROM json_tree(raw) AS kw WHERE kw.atom IS NOT NULL AND (kw.atom ->> '$') ${op} ${pattern} ESCAPE '\\')`;
   }
+}
+
+/** JavaScript's String.prototype.trim() whitespace, as an RE2 class: the evaluator trims with it. */
+const JS_TRIM_CLASS = '[\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}]';
+
+/** One 1–4 digit hex group; IPv6 text is case-insensitive. */
+const HEXTET = '[0-9a-fA-F]{1,4}';
+
+/**
+ * The textual IPv6 grammar net.ts's parseIpv6 accepts once an IPv4 tail is rewritten as two
+ * hextets: eight groups, or at most seven around a single `::`. Each alternative fixes how many
+ * groups sit left of the `::`, which is what keeps `1::2::3` and `1:2:3:4::5:6:7:8` out.
+ */
+const IPV6_GRAMMAR = [
+  `(${HEXTET}:){7}${HEXTET}`,
+  `(${HEXTET}:){1,7}:`,
+  `(${HEXTET}:){1,6}:${HEXTET}`,
+  `(${HEXTET}:){1,5}(:${HEXTET}){1,2}`,
+  `(${HEXTET}:){1,4}(:${HEXTET}){1,3}`,
+  `(${HEXTET}:){1,3}(:${HEXTET}){1,4}`,
+  `(${HEXTET}:){1,2}(:${HEXTET}){1,5}`,
+  `${HEXTET}:(:${HEXTET}){1,6}`,
+  `:((:${HEXTET}){1,7}|:)`,
+].join('|');
+
+/**
+ * SQL for the address in `text` as 32 lowercase hex digits, NULL when `text` is not an IPv6
+ * address by the rules of the local evaluator (sigma/net.ts parseIp), so DuckDB needs no `inet`
+ * extension and the SQL runs on any connection. Three steps, each a one-element list_transform so
+ * that its input is computed once and named (DuckDB has no LET; repeating the field expression
+ * would re-read the JSON for every use):
+ *  1. `ip6_text`: trimmed like JS trim(), zone id (`%eth0`) dropped;
+ *  2. `ip6_tail`: an IPv4 tail (`::ffff:10.1.2.3`) becomes two hex groups (`::ffff:a01:203`);
+ *     octets above 255 or longer than three digits make the whole address NULL, as in parseIpv4;
+ *  3. `ip6_hex`: text outside IPV6_GRAMMAR is NULL; otherwise `::` becomes the missing `0:`
+ *     groups (counted from the hex groups present), every group is left-padded to four digits
+ *     (prefix each with `000`, keep the last four) and the colons go.
+ */
+export function ipv6HexExpression(text: string): string {
+  const named = (value: string, name: string, body: string) => `list_transform([${value}], lambda ${name}: ${body})[1]`;
+  const cleaned = `regexp_replace(regexp_replace(${text}, '^${JS_TRIM_CLASS}+|${JS_TRIM_CLASS}+$', '', 'g'), '%[^\\n\\r\\x{2028}\\x{2029}]*$', '')`;
+  const tail = `regexp_extract(ip6_text, '^(.*:)(\\d+)\\.(\\d+)\\.(\\d+)\\.(\\d+)$', ['head', 'o1', 'o2', 'o3', 'o4'])`;
+  const octet = (k: number) => `TRY_CAST(ip6_tail.o${k} AS INTEGER)`;
+  const octetsValid = [1, 2, 3, 4].map((k) => `length(ip6_tail.o${k}) <= 3 AND ${octet(k)} <= 255`).join(' AND ');
+  const withoutTail = `CASE WHEN ip6_tail.head = '' THEN ip6_text WHEN ${octetsValid} THEN ip6_tail.head || printf('%x:%x', ${octet(1)} * 256 + ${octet(2)}, ${octet(3)} * 256 + ${octet(4)}) END`;
+  const groups = `len(regexp_extract_all(ip6_hex, '[0-9a-fA-F]+'))`;
+  const expanded = `trim(replace(ip6_hex, '::', ':' || repeat('0:', 8 - ${groups})), ':')`;
+  const padded = `regexp_replace(regexp_replace(':' || ${expanded}, ':', ':000', 'g'), ':0*([0-9a-fA-F]{4})', '\\1', 'g')`;
+  const hex = `CASE WHEN regexp_full_match(ip6_hex, ${sqlString(IPV6_GRAMMAR)}) THEN lower(${padded}) END`;
+  return named(cleaned, 'ip6_text', named(tail, 'ip6_tail', named(withoutTail, 'ip6_hex', hex)));
+}
+
+/**
+ * IPv6 `cidr`: the first `prefix` bits of the address equal the network's. On the 32-digit hex
+ * form that is a fixed run of whole nibbles plus, when the prefix is not a multiple of 4, one
+ * nibble whose high bits are fixed, i.e. a small set of digits: fe80::/10 → `^fe[89ab]`.
+ * IPv4 text never matches (it is NULL in ipv6HexExpression), as in the evaluator.
+ */
+function ipv6CidrMatch(text: string, v: CidrValue): string {
+  const network = v.address.toString(16).padStart(32, '0');
+  const whole = Math.floor(v.prefix / 4);
+  const rest = v.prefix % 4;
+  const hex = ipv6HexExpression(text);
+  if (rest === 0) return whole === 0 ? `${hex} IS NOT NULL` : `starts_with(${hex}, ${sqlString(network.slice(0, whole))})`;
+  const high = parseInt(network[whole]!, 16);
+  const keep = (0xf << (4 - rest)) & 0xf;
+  const digits = Array.from({ length: 16 }, (_, d) => d).filter((d) => (d & keep) === high).map((d) => d.toString(16)).join('');
+  return `regexp_matches(${hex}, ${sqlString(`^${network.slice(0, whole)}[${digits}]`)})`;
 }
 
 export function toDuckDbSql(rule: SigmaRule, options: SqlOptions = {}): string {

@@ -39,10 +39,17 @@ describe('DuckDB SQL backend', () => {
   it('escapes LIKE metacharacters and quotes', () => {
     expect(toDuckDbSql(det("    s:\n        F|contains: \"50%_o'k\"\n    condition: s"))).toContain("ILIKE '%50\\%\\_o''k%' ESCAPE '\\'");
   });
-  it('rejects lookarounds (RE2) and IPv6 networks with positions', () => {
+  it('rejects lookarounds (RE2) and the IPv4 /0 network with positions', () => {
     const e = unsupported(() => toDuckDbSql(det("    s:\n        F|re: 'a(?=b)'\n    condition: s")));
     expect([e.line, e.column]).toEqual([9, 9]);
-    unsupported(() => toDuckDbSql(det("    s:\n        F|cidr: 'fe80::/10'\n    condition: s")));
+    unsupported(() => toDuckDbSql(det("    s:\n        F|cidr: '0.0.0.0/0'\n    condition: s")));
+  });
+  it('converts IPv6 networks to a prefix test on the normalised hex address', () => {
+    const sql = toDuckDbSql(det("    s:\n        F|cidr: 'fe80::/10'\n    condition: s"));
+    // The field is read once, however many steps use it.
+    expect(sql.split(`json_extract_string(raw, '$."F"')`)).toHaveLength(2);
+    expect(sql).toMatch(/regexp_matches\(list_transform\(.*, '\^fe\[89ab\]'\)$/);
+    expect(toDuckDbSql(det("    s:\n        F|cidr: '::1/128'\n    condition: s"))).toContain(", '00000000000000000000000000000001')");
   });
   it('expands non-octet-aligned IPv4 networks exactly', () => {
     const sql = toDuckDbSql(det("    s:\n        Ip|cidr: '172.16.0.0/12'\n    condition: s"));
