@@ -183,10 +183,12 @@ export const approvals = pgTable(
     tenantId: text('tenant_id')
       .notNull()
       .references(() => tenants.id, { onDelete: 'cascade' }),
-    deploymentId: uuid('deployment_id').references(() => deployments.id),
     ruleId: text('rule_id').notNull(),
     version: integer('version').notNull(),
     targets: jsonb('targets').$type<string[]>().notNull(),
+    /** One deployment per target, all decided by this approval. */
+    deploymentIds: jsonb('deployment_ids').$type<string[]>().notNull(),
+    noiseBudget: jsonb('noise_budget').$type<{ max_alerts_per_day: number } | null>(),
     status: text('status', { enum: APPROVAL_STATUSES }).notNull(),
     description: text('description'),
     link: text('link'),
