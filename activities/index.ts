@@ -5,7 +5,9 @@ import type { SiemAdapters } from '../siem/adapters';
 import { createDeploymentActivities } from './deployments';
 import { createNotificationActivities } from './notifications';
 import { createDetectionActivities } from './detection';
+import { createApprovalActivities } from './approvals';
 import { createScheduleActivities, type TemporalDeps } from './schedules';
+import { createReplayActivities } from './replay';
 
 export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
 
@@ -15,7 +17,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeploymentActivities(deps),
     ...createNotificationActivities(deps),
     ...createDetectionActivities(deps),
+    ...createApprovalActivities(deps),
     ...createScheduleActivities(deps),
+    ...createReplayActivities(deps),
   };
 }
 

@@ -11,11 +11,12 @@ export function detectionScheduleId(tenantId: string, deploymentId: string): str
   return `detect/${tenantId}/${deploymentId}`;
 }
 
-/** ISO 8601 durations of hours/minutes/seconds (what targets accept) in milliseconds. */
+/** ISO 8601 durations of weeks, days, hours, minutes and seconds (`P7D`, `PT5M`) in milliseconds. */
 export function isoDurationMs(text: string): number {
-  const m = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(text);
-  if (!m || text === 'PT') throw new Error(`Not an ISO 8601 duration of hours, minutes and seconds: ${text}`);
-  return ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000;
+  const m = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(text);
+  if (!m || text === 'P' || text.endsWith('T')) throw new Error(`Not an ISO 8601 duration such as P7D or PT5M: ${text}`);
+  const [, w, d, h, min, sec] = m.map((v) => Number(v ?? 0)) as number[];
+  return ((((w! * 7 + d!) * 24 + h!) * 60 + min!) * 60 + sec!) * 1000;
 }
 
 /**

@@ -1,11 +1,29 @@
-import fs from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ApiClient } from './api-client';
+import { defaultFixturesDir, readFixtureDir } from './fixture-files';
+import { EXIT, UsageError, type Io } from './io';
+import { lintOffline, lintThroughApi } from './lint';
+import { lintFailed, lintReport } from './lint-report';
+import { pushCommand } from './push';
+import { emitReport, REPORT_FORMATS, type ReportFormat } from './report-output';
+import { testRuleFile, type RuleTestOutcome } from './rule-test';
 import { ruleFiles } from './rule-files';
+import { testFailed, testReport } from './test-report';
 
-type Io = { out: (s: string) => void; err: (s: string) => void; env: NodeJS.ProcessEnv };
+const TARGET_KINDS = ['local', 'splunk', 'elastic', 'sentinel'] as const;
 
-type StoredVersion = { rule_id: string; version: number; created: boolean; title: string };
+type ReportOptions = { format: ReportFormat; output?: string };
+type LintOptions = ReportOptions & { target?: string; offline?: boolean; targetKind?: (typeof TARGET_KINDS)[number] };
+type TestOptions = ReportOptions & { target: string; fixtures?: string };
+
+const formatOption = () => new Option('--format <format>', 'report format').choices(REPORT_FORMATS).default('text');
+const outputOption = () => new Option('--output <file>', 'write the report to this file and print only a summary');
+
+function ruleFilesOf(paths: string[]): string[] {
+  const files = ruleFiles(paths);
+  if (files.length === 0) throw new UsageError(`No .yml/.yaml rule files in ${paths.join(', ')}`);
+  return files;
+}
 
 /** Builds the `detflow` program; `run` returns the exit code instead of exiting, so tests can call it. */
 export function buildProgram(io: Io, setCode: (code: number) => void): Command {
@@ -18,39 +36,65 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .command('push')
     .description('Store rule files in the registry as new versions (unchanged files keep their version)')
     .argument('<files...>', 'rule files or directories of .yml/.yaml files')
-    .option('--format <format>', 'text or json', 'text')
-    .action(async (paths: string[], options: { format: string }) => {
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json'] as const).default('text'))
+    .action(async (paths: string[], options: { format: 'text' | 'json' }) => {
+      const files = ruleFilesOf(paths);
+      setCode(await pushCommand(io, ApiClient.fromEnv(io.env), files, options.format));
+    });
+
+  program
+    .command('lint')
+    .description('Lint rule files for a target: through the service, or with --offline in this process')
+    .argument('<files...>', 'rule files or directories of .yml/.yaml files')
+    .option('--target <name>', 'a target of your tenant (e.g. local); the service lints for its kind and field mapping')
+    .option('--offline', 'lint in this process without the service (for pre-commit hooks)')
+    .addOption(new Option('--target-kind <kind>', 'with --offline: the kind of target to lint for').choices(TARGET_KINDS))
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .action(async (paths: string[], options: LintOptions) => {
+      if (options.offline && options.target !== undefined) throw new UsageError('--target names a target of the service; with --offline use --target-kind');
+      if (!options.offline && options.targetKind !== undefined) throw new UsageError('--target-kind is for --offline; through the service use --target');
+      if (!options.offline && options.target === undefined) throw new UsageError('lint needs --target <name> (a target of your tenant, e.g. local), or --offline');
+      const files = ruleFilesOf(paths);
+      const kind = options.targetKind ?? 'local';
+      const results = options.offline ? lintOffline(files, kind) : await lintThroughApi(ApiClient.fromEnv(io.env), files, options.target!);
+      emitReport(io, lintReport(results, options.offline ? `offline-${kind}` : options.target!), { format: options.format, output: options.output });
+      setCode(lintFailed(results) ? EXIT.failed : EXIT.ok);
+    });
+
+  program
+    .command('test')
+    .description('Push each rule file, then run its fixtures (*.json) against it on a target')
+    .argument('<rules...>', 'rule files or directories of .yml/.yaml files')
+    .requiredOption('--target <name>', 'the target to run the fixtures on (e.g. local)')
+    .option('--fixtures <dir>', 'directory of *.json fixtures (default: <rule>.fixtures next to each rule file)')
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .action(async (paths: string[], options: TestOptions) => {
+      const files = ruleFilesOf(paths);
+      if (options.fixtures !== undefined && files.length > 1) throw new UsageError('--fixtures applies to one rule file; with several, each uses <rule>.fixtures next to it');
+      // Every fixture directory is read before anything is pushed: a missing one is a usage error, not half a run.
+      const suites = files.map((file) => ({ file, fixtures: readFixtureDir(options.fixtures ?? defaultFixturesDir(file)) }));
       const client = ApiClient.fromEnv(io.env);
-      const results: Array<{ file: string; ok: boolean; rule_id?: string; version?: number; created?: boolean; error?: string }> = [];
-      for (const file of ruleFiles(paths)) {
-        try {
-          const { body } = await client.request<StoredVersion>('POST', '/rules', { rule: fs.readFileSync(file, 'utf8') });
-          results.push({ file, ok: true, rule_id: body.rule_id, version: body.version, created: body.created });
-        } catch (err) {
-          results.push({ file, ok: false, error: (err as Error).message });
-        }
-      }
-      if (options.format === 'json') io.out(JSON.stringify({ results }, null, 2) + '\n');
-      else {
-        for (const r of results) {
-          io.out(r.ok ? `${r.created ? 'stored   ' : 'unchanged'} ${r.file} → ${r.rule_id} v${r.version}\n` : `failed    ${r.file}: ${r.error}\n`);
-        }
-      }
-      setCode(results.every((r) => r.ok) ? 0 : 1);
+      const outcomes: RuleTestOutcome[] = [];
+      for (const s of suites) outcomes.push(await testRuleFile(client, s.file, s.fixtures, options.target));
+      emitReport(io, testReport(outcomes, options.target), { format: options.format, output: options.output });
+      setCode(testFailed(outcomes) ? EXIT.failed : EXIT.ok);
     });
 
   return program;
 }
 
 export async function run(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env }): Promise<number> {
-  let code = 0;
+  let code: number = EXIT.ok;
   const program = buildProgram(io, (c) => (code = c));
   try {
     await program.parseAsync(argv);
     return code;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    // Commander has already printed its message; --help and --version exit 0, every misuse is a usage error.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.unusable;
     io.err(`detflow: ${(err as Error).message}\n`);
-    return 2;
+    return EXIT.unusable;
   }
 }

@@ -63,3 +63,4 @@ export { parseYaml, type YamlStream } from './yamltree';
 export { applyFilters, filterApplies } from './filters';
 export { documentItems, itemsOf, conditionNodes } from './walk';
 export * from './testing';
+export { ruleTextDiff } from './diff';

@@ -1,88 +1,168 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineUpdate,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { ApprovalActivities, Decision } from '../activities/approvals';
 import type { DeploymentActivities } from '../activities/deployments';
+import type { ImpactSummary } from '../activities/impact';
 import type { ScheduleActivities } from '../activities/schedules';
 import type { DeploymentStatus } from '../db/schema';
-import { STATUS } from './search-attributes';
 import { notifyInBackground } from './notify';
+import { STATUS } from './search-attributes';
+
+export type DeploymentRef = { deploymentId: string; targetId: string; targetName: string };
 
 export type DeployInput = {
-  deploymentId: string;
   tenantId: string;
   ruleId: string;
   version: number;
-  targetId: string;
-  targetName: string;
-  approvalRequired: boolean;
+  deployments: DeploymentRef[];
   noiseBudget: { max_alerts_per_day: number } | null;
+  /** When set, the deployments wait for a reviewer's decision on this approval. */
+  approval: { approvalId: string; requestedBy: string | null; expiresInMs: number } | null;
+};
+
+export type ApprovalState = {
+  approval_id: string;
+  status: 'pending' | 'approved' | 'rejected' | 'changes_requested' | 'expired';
+  decision: Decision | null;
+  comment: string | null;
+  decided_by: string | null;
 };
 
 export type DeployState = {
-  deploymentId: string;
   status: DeploymentStatus;
   version: number;
-  target: string;
-  error: string | null;
+  impact: ImpactSummary | null;
+  approval: ApprovalState | null;
+  deployments: Array<{ deployment_id: string; target: string; status: DeploymentStatus; error: string | null }>;
 };
 
-export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
+export type DecisionInput = { decision: Decision; comment: string | null; decidedBy: string };
 
-const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'],
-  },
+export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
+/** A reviewer's decision. An update, not a signal, so the caller learns at once whether it was taken. */
+export const decideUpdate = defineUpdate<ApprovalState, [DecisionInput]>('decide');
+
+const retry = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 } as const;
+const activities = proxyActivities<DeploymentActivities & ScheduleActivities & ApprovalActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { ...retry, nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
 });
 
 /**
- * The life of one deployment: load what to deploy, deploy it, record it as the active version.
- * The approval wait, the impact summary and the target adapter join this path as they land; the
- * path API → Temporal → worker → activities → database stays the same.
+ * The life of a change: its impact (replay-based projection, cost, noise delta, diff), then — when
+ * approval is required — a reviewer's decision with an expiry, then the deployment of each target
+ * through its adapter, activation (superseding the version before) and scheduled detection. A
+ * target whose deployment fails keeps its previous version and says why.
  */
 export async function DeployWithApproval(input: DeployInput): Promise<DeployState> {
   const state: DeployState = {
-    deploymentId: input.deploymentId,
-    status: input.approvalRequired ? 'pending_approval' : 'deploying',
+    status: input.approval ? 'pending_approval' : 'deploying',
     version: input.version,
-    target: input.targetName,
-    error: null,
+    impact: null,
+    approval: input.approval ? { approval_id: input.approval.approvalId, status: 'pending', decision: null, comment: null, decided_by: null } : null,
+    deployments: input.deployments.map((d) => ({ deployment_id: d.deploymentId, target: d.targetName, status: input.approval ? 'pending_approval' : 'deploying', error: null })),
   };
   setHandler(deploymentStateQuery, () => state);
-  const moveTo = async (status: DeploymentStatus, error: string | null = null) => {
-    state.status = status;
-    state.error = error;
-    upsertSearchAttributes([{ key: STATUS, value: status }]);
-    await activities.setDeploymentStatus({ deploymentId: input.deploymentId, status, error });
-  };
+  // Registered first, so a decision that arrives while the impact is still being computed is taken.
+  if (input.approval) {
+    const approval = state.approval!;
+    const { approvalId, requestedBy } = input.approval;
+    setHandler(
+      decideUpdate,
+      async (decision) => {
+        approval.status = decision.decision === 'approve' ? 'approved' : decision.decision === 'reject' ? 'rejected' : 'changes_requested';
+        approval.decision = decision.decision;
+        approval.comment = decision.comment;
+        approval.decided_by = decision.decidedBy;
+        await activities.recordDecision({ approvalId, ...decision });
+        return approval;
+      },
+      {
+        // Runs before anything is recorded: a refused decision leaves no trace in history or database.
+        validator: (decision) => {
+          if (approval.status !== 'pending') throw ApplicationFailure.create({ type: 'AlreadyDecided', message: `This approval is already ${approval.status}` });
+          if (requestedBy !== null && decision.decidedBy === requestedBy) {
+            throw ApplicationFailure.create({ type: 'SelfApproval', message: 'The token that requested a change may not decide it' });
+          }
+        },
+      },
+    );
+  }
+  const event = (d?: DeploymentRef) => ({ rule_id: input.ruleId, version: input.version, ...(d ? { deployment_id: d.deploymentId, target: d.targetName } : {}) });
 
-  if (input.approvalRequired) {
-    // The API refuses these until the approval flow exists; a run started by other means ends here.
-    throw ApplicationFailure.nonRetryable('Deploys that require approval are not supported by this version', 'ApprovalUnsupported');
+  state.impact = await activities.computeImpact({
+    tenantId: input.tenantId,
+    ruleId: input.ruleId,
+    version: input.version,
+    targetIds: input.deployments.map((d) => d.targetId),
+    noiseBudget: input.noiseBudget,
+  });
+
+  if (input.approval) {
+    const approval = state.approval!;
+    const { approvalId, expiresInMs } = input.approval;
+    await activities.recordImpact({ approvalId, impact: state.impact });
+    await notifyInBackground({
+      tenantId: input.tenantId,
+      event: 'approval.requested',
+      step: 'approval-requested',
+      data: { ...event(), approval_id: approvalId, targets: input.deployments.map((d) => d.targetName), projected_alerts_per_day: state.impact.projected_alerts_per_day, over_budget: state.impact.over_budget },
+    });
+    const decided = await condition(() => approval.status !== 'pending', expiresInMs);
+    if (!decided) {
+      approval.status = 'expired';
+      await activities.expireApproval({ approvalId });
+    }
+    await condition(allHandlersFinished);
+    await notifyInBackground({
+      tenantId: input.tenantId,
+      event: 'approval.decided',
+      step: 'approval-decided',
+      data: { ...event(), approval_id: approvalId, decision: approval.decision ?? 'expired', comment: approval.comment, decided_by: approval.decided_by },
+    });
+    if (approval.status !== 'approved') {
+      const final = approval.status as 'rejected' | 'changes_requested' | 'expired';
+      state.status = final;
+      for (const d of state.deployments) d.status = final;
+      upsertSearchAttributes([{ key: STATUS, value: final }]);
+      return state;
+    }
   }
 
-  try {
-    await activities.loadDeploymentPlan({ deploymentId: input.deploymentId });
-    await moveTo('deploying');
-    await activities.deployToTarget({ deploymentId: input.deploymentId });
-    const { superseded } = await activities.activateDeployment({ deploymentId: input.deploymentId });
-    await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
-    await activities.ensureDetectionSchedule({ deploymentId: input.deploymentId });
-    state.status = 'active';
-    upsertSearchAttributes([{ key: STATUS, value: 'active' }]);
-    await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.succeeded', step: 'succeeded', data: eventData(input) });
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    const reason = err.cause?.message ?? err.message;
-    log.warn('deployment failed', { deploymentId: input.deploymentId, reason });
-    await moveTo('failed', reason);
-    await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.failed', step: 'failed', data: { ...eventData(input), error: reason } });
+  for (const [i, ref] of input.deployments.entries()) {
+    const entry = state.deployments[i]!;
+    const moveTo = async (status: DeploymentStatus, error: string | null = null) => {
+      entry.status = status;
+      entry.error = error;
+      await activities.setDeploymentStatus({ deploymentId: ref.deploymentId, status, error });
+    };
+    try {
+      await moveTo('deploying');
+      await activities.deployToTarget({ deploymentId: ref.deploymentId });
+      const { superseded } = await activities.activateDeployment({ deploymentId: ref.deploymentId });
+      entry.status = 'active';
+      await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
+      await activities.ensureDetectionSchedule({ deploymentId: ref.deploymentId });
+      await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.succeeded', step: `succeeded-${ref.deploymentId}`, data: event(ref) });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      const reason = err.cause?.message ?? err.message;
+      log.warn('deployment failed', { deploymentId: ref.deploymentId, reason });
+      await moveTo('failed', reason);
+      await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.failed', step: `failed-${ref.deploymentId}`, data: { ...event(ref), error: reason } });
+    }
   }
+  state.status = state.deployments.every((d) => d.status === 'active') ? 'active' : 'failed';
+  upsertSearchAttributes([{ key: STATUS, value: state.status }]);
   return state;
-}
-
-function eventData(input: DeployInput) {
-  return { deployment_id: input.deploymentId, rule_id: input.ruleId, version: input.version, target: input.targetName };
 }

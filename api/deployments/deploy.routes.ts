@@ -1,17 +1,15 @@
-import crypto from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { and, desc, eq, lt, or } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
 import { runLink } from '../context';
-import { deployments, rules, targets } from '../../db/schema';
+import { approvals, deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
-import { ProblemSchema, badRequest, insufficientScope, notFound, notImplemented } from '../http/problem';
-import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
-import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
+import { ProblemSchema, badRequest, notFound } from '../http/problem';
+import { decodeCursor, encodeCursor } from '../http/pagination';
+import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
-import { DeployWithApproval, type DeployInput } from '../../workflows/deploy-with-approval';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
-import { Deployment, DeployBody, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
+import { isoDurationMs } from '../../activities/schedules';
+import { submitChange } from './submit-change';
+import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
 
 const SETTLED = new Set(['active', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
 
@@ -19,21 +17,12 @@ export function deployRoutes(deps: ApiDeps) {
   const { db } = deps.database;
   const { temporal } = deps;
 
-  /** A tenant's target by name, checked against the token's environments. */
-  async function targetFor(auth: AuthContext, name: string) {
-    const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
-    if (!target) throw notFound(`No target ${name} in this tenant`);
-    if (!mayUseEnvironment(auth, target.environment)) {
-      throw insufficientScope(`This token may not act on environment ${target.environment} (target ${name})`);
-    }
-    return target;
-  }
-
   async function deploymentView(id: string, tenantId: string) {
     const [row] = await db
-      .select({ d: deployments, targetName: targets.name, environment: targets.environment })
+      .select({ d: deployments, targetName: targets.name, environment: targets.environment, approvalId: approvals.id })
       .from(deployments)
       .innerJoin(targets, eq(targets.id, deployments.targetId))
+      .leftJoin(approvals, eq(approvals.workflowId, deployments.workflowId))
       .where(and(eq(deployments.id, id), eq(deployments.tenantId, tenantId)));
     if (!row) return undefined;
     const d = row.d;
@@ -54,7 +43,11 @@ export function deployRoutes(deps: ApiDeps) {
       updated_at: d.updatedAt.toISOString(),
       activated_at: d.activatedAt?.toISOString() ?? null,
       ended_at: d.endedAt?.toISOString() ?? null,
-      links: { self: `/api/v1/deployments/${d.id}`, ...optionalRun(d.workflowId, d.runId) },
+      links: {
+        self: `/api/v1/deployments/${d.id}`,
+        ...(row.approvalId ? { approval: `/api/v1/approvals/${row.approvalId}` } : {}),
+        ...optionalRun(d.workflowId, d.runId),
+      },
     };
   }
 
@@ -77,76 +70,21 @@ export function deployRoutes(deps: ApiDeps) {
         202: { description: 'The deployment run started (or, for a repeated Idempotency-Key, the one it started before)', schema: WorkflowStarted },
         404: { description: 'No such rule, version or target in this tenant', schema: ProblemSchema },
         409: { description: 'The Idempotency-Key was used with a different request', schema: ProblemSchema },
-        501: { description: 'Deploys with approval_required are not available yet', schema: ProblemSchema },
       },
       handler: async ({ body, auth, req }) => {
-        const key = idempotencyKeyOf(req);
-        const target = await targetFor(auth, body.target);
-        if (body.approval_required) {
-          throw notImplemented('Deploys that require approval arrive with the approvals feature; send approval_required: false for now');
-        }
-        const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, body.rule_id.toLowerCase())));
-        if (!rule) throw notFound(`No rule ${body.rule_id} in this tenant`);
-        const version = body.version ?? rule.latestVersion;
-        if (version > rule.latestVersion) {
-          throw notFound(`Rule ${rule.ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
-        }
-        if (target.kind !== 'local') throw badRequest(`Targets of kind ${target.kind} are not supported yet`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
-
-        const deploymentId = key ? await claimIdempotencyKey(db, auth.tenantId, 'deploy', key, body) : crypto.randomUUID();
-        const workflowId = `deploy/${auth.tenantId}/${rule.ruleId}/${target.name}/${deploymentId}`;
-        await db
-          .insert(deployments)
-          .values({
-            id: deploymentId,
-            tenantId: auth.tenantId,
-            ruleId: rule.ruleId,
-            version,
-            targetId: target.id,
-            status: 'deploying',
-            approvalRequired: body.approval_required,
-            noiseBudget: body.noise_budget ?? null,
-            workflowId,
-            requestedBy: auth.tokenId,
-          })
-          .onConflictDoNothing();
-
-        const input: DeployInput = {
-          deploymentId,
-          tenantId: auth.tenantId,
-          ruleId: rule.ruleId,
-          version,
-          targetId: target.id,
-          targetName: target.name,
+        const submitted = await submitChange(deps, auth, {
+          ruleId: body.rule_id,
+          version: body.version,
+          targets: [body.target],
           approvalRequired: body.approval_required,
           noiseBudget: body.noise_budget ?? null,
-        };
-        let runId: string;
-        try {
-          const handle = await temporal.client.workflow.start(DeployWithApproval, {
-            workflowId,
-            taskQueue: temporal.taskQueue,
-            args: [input],
-            // A retried request joins the run the first one started instead of starting another.
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            typedSearchAttributes: [
-              { key: TENANT, value: auth.tenantId },
-              { key: RULE_ID, value: rule.ruleId },
-              { key: TARGET, value: target.name },
-              { key: KIND, value: 'deploy' },
-              { key: STATUS, value: 'deploying' },
-            ],
-          });
-          runId = handle.firstExecutionRunId;
-        } catch (err) {
-          // The run already finished: the key still names it.
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          const described = await temporal.client.workflow.getHandle(workflowId).describe();
-          runId = described.runId;
-        }
-        await db.update(deployments).set({ runId }).where(and(eq(deployments.id, deploymentId), eq(deployments.tenantId, auth.tenantId)));
-        const view = (await deploymentView(deploymentId, auth.tenantId))!;
+          description: null,
+          link: null,
+          expiresInMs: isoDurationMs(body.approval_expires_in),
+          idempotencyKey: idempotencyKeyOf(req),
+          requestBody: body,
+        });
+        const view = (await deploymentView(submitted.deploymentIds[0]!, auth.tenantId))!;
         return {
           status: 202,
           headers: { Location: view.links.self },
@@ -176,6 +114,44 @@ export function deployRoutes(deps: ApiDeps) {
         }
         if (!view) throw notFound(`No deployment ${params.id} in this tenant`);
         return { status: 200, body: view };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/deployments',
+      operationId: 'listDeployments',
+      summary: 'Deployments, newest first, filtered by rule, target and status',
+      tag: 'deployments',
+      permission: 'rules:read',
+      query: DeploymentListQuery,
+      responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
+      handler: async ({ query, auth }) => {
+        const after = decodeCursor<string>(query.cursor, 'string');
+        let position: { at: Date; id: string } | undefined;
+        if (after !== undefined) {
+          const [at, id] = after.split('|');
+          position = { at: new Date(at!), id: id! };
+          if (Number.isNaN(position.at.getTime()) || !id) throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+        }
+        const rows = await db
+          .select({ id: deployments.id, createdAt: deployments.createdAt })
+          .from(deployments)
+          .innerJoin(targets, eq(targets.id, deployments.targetId))
+          .where(
+            and(
+              eq(deployments.tenantId, auth.tenantId),
+              position ? or(lt(deployments.createdAt, position.at), and(eq(deployments.createdAt, position.at), lt(deployments.id, position.id))) : undefined,
+              query.rule_id ? eq(deployments.ruleId, query.rule_id.toLowerCase()) : undefined,
+              query.target ? eq(targets.name, query.target) : undefined,
+              query.status ? eq(deployments.status, query.status) : undefined,
+            ),
+          )
+          .orderBy(desc(deployments.createdAt), desc(deployments.id))
+          .limit(query.limit + 1);
+        const page = rows.slice(0, query.limit);
+        const items = await Promise.all(page.map((r) => deploymentView(r.id, auth.tenantId)));
+        const last = page.at(-1);
+        return { status: 200, body: { items, next_cursor: rows.length > query.limit && last ? encodeCursor(`${last.createdAt.toISOString()}|${last.id}`) : null } };
       },
     }),
   ];

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 import { DEPLOYMENT_STATUSES } from '../../db/schema';
 
+/** ISO 8601 durations of weeks, days, hours, minutes, seconds: P7D, PT30M. */
+export const isoDuration = z.string().regex(/^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'an ISO 8601 duration such as P7D or PT30M');
+
 export const NoiseBudget = openapi(
   z.object({ max_alerts_per_day: z.number().min(0).max(1_000_000_000) }).strict(),
   'NoiseBudget',
@@ -15,6 +18,7 @@ export const DeployBody = openapi(
       approval_required: z.boolean().default(true),
       noise_budget: NoiseBudget.optional(),
       version: z.number().int().min(1).max(2_147_483_647).optional().describe('The rule version to deploy; the latest when absent'),
+      approval_expires_in: isoDuration.default('P7D').describe('With approval_required: how long the approval waits for a decision'),
     })
     .strict(),
   'DeployRequest',
@@ -22,6 +26,7 @@ export const DeployBody = openapi(
 
 export const RunLinks = z.object({
   self: z.string(),
+  approval: z.string().optional().describe('The approval this deployment waits for or waited for'),
   run: z.string().optional().describe('The run in the Temporal Web UI'),
 });
 
@@ -69,4 +74,15 @@ export const IdempotencyHeaders = z.object({
 
 export const WaitQuery = z
   .object({ wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll for a final or active state') })
+  .strict();
+
+export const DeploymentList = openapi(z.object({ items: z.array(Deployment), next_cursor: z.string().nullable() }), 'DeploymentList');
+export const DeploymentListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().max(512).optional(),
+    rule_id: z.string().min(1).max(200).optional(),
+    target: z.string().min(1).max(63).optional(),
+    status: z.enum(DEPLOYMENT_STATUSES).optional(),
+  })
   .strict();

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
-import { createTwoFilesPatch } from 'diff';
+import { ruleTextDiff } from '../../sigma';
 import type { ApiDeps } from '../context';
 import { ruleVersions, rules } from '../../db/schema';
 import { defineRoute } from '../http/route';
@@ -228,12 +228,8 @@ export function ruleRoutes(deps: ApiDeps) {
         const [a, b] = await Promise.all([versionOf(auth.tenantId, ruleId, query.from), versionOf(auth.tenantId, ruleId, to)]);
         if (!a) throw notFound(`No version ${query.from} of rule ${ruleId}`);
         if (!b) throw notFound(`No version ${to} of rule ${ruleId}`);
-        return { status: 200, body: { rule_id: ruleId, from: a.version, to: b.version, diff: unifiedDiff(ruleId, a, b), changed: a.contentSha256 !== b.contentSha256 } };
+        return { status: 200, body: { rule_id: ruleId, from: a.version, to: b.version, diff: ruleTextDiff(ruleId, a, b), changed: a.contentSha256 !== b.contentSha256 } };
       },
     }),
   ];
-}
-
-export function unifiedDiff(ruleId: string, from: { version: number; content: string }, to: { version: number; content: string }): string {
-  return createTwoFilesPatch(`${ruleId}@v${from.version}`, `${ruleId}@v${to.version}`, from.content, to.content, undefined, undefined, { context: 3 });
 }

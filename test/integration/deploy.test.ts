@@ -51,7 +51,7 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
 
     // The workflow itself says the same, through its query, and carries its search attributes.
     const handle = svc.client.workflow.getHandle(res.body.workflow_id);
-    expect(await handle.result()).toMatchObject({ status: 'active', deploymentId: res.body.id });
+    expect(await handle.result()).toMatchObject({ status: 'active', deployments: [{ deployment_id: res.body.id, target: 'local', status: 'active' }] });
     const description = await handle.describe();
     expect(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
       expect.arrayContaining([
@@ -113,9 +113,4 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
     expect((await svc.request('GET', '/api/v1/deployments/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   });
 
-  it('says plainly that deploys with approval are not available yet', async () => {
-    const res = await deploy(undefined, { approval_required: true });
-    expect(res.status).toBe(501);
-    expect(res.body.detail).toMatch(/approval/);
-  });
 });

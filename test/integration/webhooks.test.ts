@@ -146,7 +146,7 @@ describe('webhook notifications', () => {
     const deploy = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false } });
     // The run starts the notification child after recording the deployment active: wait for the run.
     expect(await svc.client.workflow.getHandle(deploy.body.workflow_id).result()).toMatchObject({ status: 'active' });
-    const handle = svc.client.workflow.getHandle(`notify/default/deployment.succeeded/${deploy.body.workflow_id}/succeeded`);
+    const handle = svc.client.workflow.getHandle(`notify/default/deployment.succeeded/${deploy.body.workflow_id}/succeeded-${deploy.body.id}`);
     expect(await handle.result()).toMatchObject({ deliveryId: null, delivered: false });
     expect(receiver.received).toHaveLength(0);
 

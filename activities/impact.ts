@@ -1,0 +1,112 @@
+import { and, desc, eq } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { deployments, ruleVersions, targets, type TargetCostModel } from '../db/schema';
+import { ruleTextDiff } from '../sigma';
+import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import { compileRuleForTarget } from './rule-compilation';
+
+/** How much of a target's recent data a projection replays. */
+export const PROJECTION_LOOKBACK_DAYS = 7;
+
+export type CostPerDay = { currency: string; scanning: number; triage: number; total: number };
+
+export type TargetImpact = {
+  target: string;
+  kind: string;
+  environment: string;
+  lookback_days: number;
+  events_scanned: number;
+  bytes_scanned: number;
+  projected_alerts_per_day: number;
+  cost_per_day: CostPerDay;
+  current: { deployment_id: string; version: number; projected_alerts_per_day: number } | null;
+  /** Projected alerts/day of this version minus the version deployed now (all of it when none is). */
+  noise_delta_per_day: number;
+  over_budget: boolean;
+  /** Unified diff from the version deployed on this target now (from nothing when none is). */
+  diff: string;
+};
+
+export type ImpactSummary = {
+  rule_id: string;
+  version: number;
+  noise_budget: { max_alerts_per_day: number } | null;
+  projected_alerts_per_day: number;
+  over_budget: boolean;
+  targets: TargetImpact[];
+  computed_at: string;
+};
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * scanning = bytes scanned per day / 1e9 × price per GB; triage = alerts per day × minutes per
+ * alert / 60 × cost per analyst hour. Both from the target's own cost model.
+ */
+export function costPerDay(model: TargetCostModel, bytesPerDay: number, alertsPerDay: number): CostPerDay {
+  const scanning = (bytesPerDay / 1e9) * model.price_per_gb_scanned;
+  const triage = ((alertsPerDay * model.triage_minutes_per_alert) / 60) * model.cost_per_analyst_hour;
+  return { currency: model.currency, scanning: round(scanning, 4), triage: round(triage), total: round(scanning + triage) };
+}
+
+/**
+ * The impact of putting a rule version on targets: a replay of each target's last
+ * PROJECTION_LOOKBACK_DAYS days projects alerts per day, its cost, and the change against the
+ * version deployed there now; the diff shows what changes.
+ */
+export async function computeImpactSummary(
+  deps: { db: Db; siem: SiemAdapters },
+  input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: { max_alerts_per_day: number } | null; now: Date },
+): Promise<ImpactSummary> {
+  const { db, siem } = deps;
+  const [candidate] = await db
+    .select()
+    .from(ruleVersions)
+    .where(and(eq(ruleVersions.tenantId, input.tenantId), eq(ruleVersions.ruleId, input.ruleId), eq(ruleVersions.version, input.version)));
+  if (!candidate) throw new Error(`No version ${input.version} of rule ${input.ruleId}`);
+  const window = { from: new Date(input.now.getTime() - PROJECTION_LOOKBACK_DAYS * 86_400_000), to: input.now };
+  const results: TargetImpact[] = [];
+  for (const targetId of input.targetIds) {
+    const [target] = await db.select().from(targets).where(eq(targets.id, targetId));
+    if (!target) throw new Error(`No target ${targetId}`);
+    const adapter = adapterFor(siem, target.kind);
+    const project = async (content: string, version: number) => {
+      const compiled = compileRuleForTarget(siem, content, input.ruleId, version, target.kind);
+      return adapter.count(input.tenantId, compiled, window);
+    };
+    const counted = await project(candidate.content, candidate.version);
+    const perDay = counted.matched / PROJECTION_LOOKBACK_DAYS;
+    const [live] = await db
+      .select({ id: deployments.id, version: deployments.version, content: ruleVersions.content })
+      .from(deployments)
+      .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
+      .where(and(eq(deployments.tenantId, input.tenantId), eq(deployments.ruleId, input.ruleId), eq(deployments.targetId, targetId), eq(deployments.status, 'active')))
+      .orderBy(desc(deployments.activatedAt))
+      .limit(1);
+    const current = live ? { deployment_id: live.id, version: live.version, projected_alerts_per_day: round((await project(live.content, live.version)).matched / PROJECTION_LOOKBACK_DAYS) } : null;
+    results.push({
+      target: target.name,
+      kind: target.kind,
+      environment: target.environment,
+      lookback_days: PROJECTION_LOOKBACK_DAYS,
+      events_scanned: counted.scanned,
+      bytes_scanned: counted.bytesScanned,
+      projected_alerts_per_day: round(perDay),
+      cost_per_day: costPerDay(target.costModel, counted.bytesScanned / PROJECTION_LOOKBACK_DAYS, perDay),
+      current,
+      noise_delta_per_day: round(perDay - (current?.projected_alerts_per_day ?? 0)),
+      over_budget: input.noiseBudget !== null && perDay > input.noiseBudget.max_alerts_per_day,
+      diff: ruleTextDiff(input.ruleId, live ? { version: live.version, content: live.content } : null, { version: candidate.version, content: candidate.content }),
+    });
+  }
+  const total = results.reduce((n, t) => n + t.projected_alerts_per_day, 0);
+  return {
+    rule_id: input.ruleId,
+    version: input.version,
+    noise_budget: input.noiseBudget,
+    projected_alerts_per_day: round(total),
+    over_budget: results.some((t) => t.over_budget),
+    targets: results,
+    computed_at: input.now.toISOString(),
+  };
+}

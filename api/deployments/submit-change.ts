@@ -1,0 +1,159 @@
+import crypto from 'node:crypto';
+import { and, count, eq, inArray } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { ApiDeps } from '../context';
+import { approvals, deployments, rules, targets } from '../../db/schema';
+import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
+import { claimIdempotencyKey } from '../http/idempotency';
+import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
+import { limitsOf } from '../limits/resource-limits';
+import { computeImpactSummary } from '../../activities/impact';
+import { DeployWithApproval, type DeployInput } from '../../workflows/deploy-with-approval';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
+
+export type ChangeRequest = {
+  ruleId: string;
+  version: number | undefined;
+  targets: string[];
+  approvalRequired: boolean;
+  noiseBudget: { max_alerts_per_day: number } | null;
+  description: string | null;
+  link: string | null;
+  expiresInMs: number;
+  idempotencyKey: string | undefined;
+  /** What the Idempotency-Key is checked against: the same key with another body is a conflict. */
+  requestBody: unknown;
+};
+
+export type SubmittedChange = { approvalId: string | null; deploymentIds: string[]; workflowId: string; runId: string };
+
+/** A stable id for one target's deployment within a change, so a retried request names the same rows. */
+function deploymentIdFor(changeId: string, targetId: string): string {
+  const h = crypto.createHash('sha256').update(`${changeId}/${targetId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * Submits a rule version for deployment to targets, behind an approval or not: checks the rule,
+ * the targets and the token's environments, the tier's limits and — without approval — the noise
+ * budget against a replay-based projection, then records the deployments (and the approval) and
+ * starts DeployWithApproval. Idempotent under an Idempotency-Key.
+ */
+export async function submitChange(deps: ApiDeps, auth: AuthContext, change: ChangeRequest): Promise<SubmittedChange> {
+  const { db } = deps.database;
+  const ruleId = change.ruleId.toLowerCase();
+  const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
+  if (!rule) throw notFound(`No rule ${change.ruleId} in this tenant`);
+  const version = change.version ?? rule.latestVersion;
+  if (version > rule.latestVersion) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
+
+  const names = [...new Set(change.targets)];
+  const found = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), inArray(targets.name, names)));
+  const chosen = names.map((name) => {
+    const t = found.find((f) => f.name === name);
+    if (!t) throw notFound(`No target ${name} in this tenant`);
+    if (!mayUseEnvironment(auth, t.environment)) throw insufficientScope(`This token may not act on environment ${t.environment} (target ${name})`);
+    if (t.kind !== 'local') throw badRequest(`Targets of kind ${t.kind} cannot be deployed to yet`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+    return t;
+  });
+
+  const limit = limitsOf(auth).activeDeployments;
+  if (limit !== null) {
+    const [{ n }] = (await db.select({ n: count() }).from(deployments).where(and(eq(deployments.tenantId, auth.tenantId), eq(deployments.status, 'active')))) as [{ n: number }];
+    if (Number(n) + chosen.length > limit) throw resourceLimit(`The ${auth.tier} tier allows ${limit} active deployments; ${n} are active`);
+  }
+
+  if (!change.approvalRequired && change.noiseBudget) {
+    let impact;
+    try {
+      impact = await computeImpactSummary({ db, siem: deps.siem }, { tenantId: auth.tenantId, ruleId, version, targetIds: chosen.map((t) => t.id), noiseBudget: change.noiseBudget, now: new Date() });
+    } catch (err) {
+      if (err instanceof ApplicationFailure) throw badRequest(err.message, [{ pointer: '/body/rule_id', message: err.type ?? 'cannot compile' }]);
+      throw err;
+    }
+    if (impact.over_budget) {
+      const over = impact.targets.filter((t) => t.over_budget).map((t) => `${t.target}: ${t.projected_alerts_per_day} projected alerts/day`);
+      throw resourceLimit(`The projection exceeds the noise budget of ${change.noiseBudget.max_alerts_per_day} alerts/day (${over.join('; ')}); deploy with approval_required to have it reviewed`);
+    }
+  }
+
+  const changeId = change.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : crypto.randomUUID();
+  const approvalId = change.approvalRequired ? changeId : null;
+  const refs = chosen.map((t) => ({ deploymentId: approvalId ? deploymentIdFor(changeId, t.id) : changeId, targetId: t.id, targetName: t.name }));
+  const workflowId = approvalId ? `approval/${auth.tenantId}/${ruleId}/${approvalId}` : `deploy/${auth.tenantId}/${ruleId}/${chosen[0]!.name}/${changeId}`;
+
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(deployments)
+      .values(
+        refs.map((r) => ({
+          id: r.deploymentId,
+          tenantId: auth.tenantId,
+          ruleId,
+          version,
+          targetId: r.targetId,
+          status: approvalId ? ('pending_approval' as const) : ('deploying' as const),
+          approvalRequired: change.approvalRequired,
+          noiseBudget: change.noiseBudget,
+          workflowId,
+          requestedBy: auth.tokenId,
+        })),
+      )
+      .onConflictDoNothing();
+    if (approvalId) {
+      await tx
+        .insert(approvals)
+        .values({
+          id: approvalId,
+          tenantId: auth.tenantId,
+          ruleId,
+          version,
+          targets: chosen.map((t) => t.name),
+          deploymentIds: refs.map((r) => r.deploymentId),
+          noiseBudget: change.noiseBudget,
+          status: 'pending',
+          description: change.description,
+          link: change.link,
+          requestedBy: auth.tokenId,
+          workflowId,
+          expiresAt: new Date(Date.now() + change.expiresInMs),
+        })
+        .onConflictDoNothing();
+    }
+  });
+
+  const input: DeployInput = {
+    tenantId: auth.tenantId,
+    ruleId,
+    version,
+    deployments: refs,
+    noiseBudget: change.noiseBudget,
+    approval: approvalId ? { approvalId, requestedBy: auth.tokenId, expiresInMs: change.expiresInMs } : null,
+  };
+  let runId: string;
+  try {
+    const handle = await deps.temporal.client.workflow.start(DeployWithApproval, {
+      workflowId,
+      taskQueue: deps.temporal.taskQueue,
+      args: [input],
+      // A retried request joins the run the first one started instead of starting another.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: TENANT, value: auth.tenantId },
+        { key: RULE_ID, value: ruleId },
+        { key: TARGET, value: chosen.map((t) => t.name).join(',') },
+        { key: KIND, value: approvalId ? 'approval' : 'deploy' },
+        { key: STATUS, value: approvalId ? 'pending_approval' : 'deploying' },
+      ],
+    });
+    runId = handle.firstExecutionRunId;
+  } catch (err) {
+    // The run already finished: the key still names it.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    runId = (await deps.temporal.client.workflow.getHandle(workflowId).describe()).runId;
+  }
+  await db.update(deployments).set({ runId }).where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
+  return { approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
+}

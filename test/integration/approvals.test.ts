@@ -1,0 +1,146 @@
+import { eq } from 'drizzle-orm';
+import { deployments } from '../../db/schema';
+import { createApiKey, createTenant, startTestService, type TestService } from '../support/harness';
+
+const RULE_ID = 'f0000000-0000-4000-8000-000000000001';
+const rule = (revision: number) => `title: Approved tool (revision ${revision})
+id: ${RULE_ID}
+status: test
+level: medium
+logsource:
+  category: process_creation
+  product: windows
+detection:
+  selection:
+    Image|endswith: '${revision === 1 ? '\\approved.exe' : '\\approved2.exe'}'
+  condition: selection
+`;
+
+describe('deploy with approval', () => {
+  let svc: TestService;
+  let requester: string;
+  let reviewer: string;
+  beforeAll(async () => {
+    svc = await startTestService();
+    requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
+    reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(1) } })).status).toBe(201);
+    // 14 matching events over the last week: the projection is 2 alerts/day.
+    const day = 86_400_000;
+    const lines = Array.from({ length: 20 }, (_, i) =>
+      JSON.stringify({ '@timestamp': new Date(Date.now() - ((i % 6) + 1) * day).toISOString(), Image: i < 14 ? 'C:\\t\\approved.exe' : 'C:\\t\\other.exe', Computer: 'h' }),
+    );
+    const ingested = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    expect(ingested.text).toContain('"accepted":20');
+  });
+  afterAll(() => svc.close());
+
+  const requestDeploy = (extra: Record<string, unknown> = {}, token = requester) =>
+    svc.request('POST', '/api/v1/rules/deploy', { token, body: { rule_id: RULE_ID, target: 'local', approval_required: true, ...extra } });
+  const approvalOf = async (deploy: any) => (await svc.request('GET', deploy.body.links.approval.replace('/api/v1', '/api/v1'), {})).body;
+  const decide = (id: string, decision: string, token = reviewer, comment = 'looks fine') => svc.request('POST', `/api/v1/approvals/${id}/decision`, { token, body: { decision, comment } });
+  const waitDeployment = async (id: string, status: string) => {
+    for (let i = 0; i < 100; i++) {
+      const d = (await svc.request('GET', `/api/v1/deployments/${id}`)).body;
+      if (d.status === status) return d;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`deployment ${id} never became ${status}`);
+  };
+
+  it('waits for approval with an impact summary, then deploys once approved', async () => {
+    const res = await requestDeploy();
+    expect(res.status).toBe(202);
+    expect(res.body.status).toBe('pending_approval');
+    const approvalId = res.body.links.approval.split('/').at(-1);
+    let approval;
+    for (let i = 0; i < 50 && !approval?.impact; i++) {
+      approval = (await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(approval.status).toBe('pending');
+    const impact = approval.impact.targets[0];
+    expect(impact).toMatchObject({ target: 'local', projected_alerts_per_day: 2, current: null, noise_delta_per_day: 2, over_budget: false, lookback_days: 7 });
+    // Local target's cost model: 15 min triage per alert at 75/h → 2 × 0.25 × 75 = 37.5 per day.
+    expect(impact.cost_per_day).toMatchObject({ currency: 'USD', triage: 37.5 });
+    expect(impact.diff).toContain(`+++ ${RULE_ID}@v1`);
+    expect(impact.diff).toContain("+    Image|endswith: '\\approved.exe'");
+
+    // Self-approval is refused, and nothing is recorded by the attempt.
+    const selfDecision = await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: svc.token, body: { decision: 'approve' } });
+    expect(selfDecision.status).toBe(200); // the bootstrap token did not request it; the CI token did
+    expect(selfDecision.body).toMatchObject({ status: 'approved', decision: 'approve' });
+    const active = await waitDeployment(res.body.id, 'active');
+    expect(active.version).toBe(1);
+    // A second decision is a conflict.
+    expect((await decide(approvalId, 'reject')).status).toBe(409);
+  });
+
+  it('refuses the requester deciding its own change, and decisions on unknown or foreign approvals', async () => {
+    const both = (await createApiKey(svc, svc.token, { name: 'both', permissions: ['deploy', 'approve', 'rules:read'] })).token;
+    const res = await requestDeploy({}, both);
+    const approvalId = res.body.links.approval.split('/').at(-1);
+    const own = await decide(approvalId, 'approve', both);
+    expect(own.status).toBe(403);
+    expect(own.body.detail).toMatch(/requested/);
+    expect((await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body.status).toBe('pending');
+    expect((await decide('00000000-0000-4000-8000-000000000000', 'approve')).status).toBe(404);
+    const other = await createTenant(svc, 'approvals-other');
+    expect((await decide(approvalId, 'approve', other)).status).toBe(404);
+    expect((await decide(approvalId, 'reject')).status).toBe(200);
+    expect((await svc.request('GET', `/api/v1/deployments/${res.body.id}`)).body.status).toBe('rejected');
+  });
+
+  it('ends as changes_requested, and a new version resubmits with the noise delta against the live one', async () => {
+    const res = await requestDeploy();
+    const approvalId = res.body.links.approval.split('/').at(-1);
+    const decided = await decide(approvalId, 'request_changes', reviewer, 'narrow it');
+    expect(decided.body).toMatchObject({ status: 'changes_requested', comment: 'narrow it' });
+    expect((await waitDeployment(res.body.id, 'changes_requested')).error).toMatch(/narrow it/);
+
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(2) } })).body.version).toBe(2);
+    const again = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, targets: ['local'], description: 'narrowed', link: 'https://git.example/pr/7' } });
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ status: 'pending', version: 2, targets: ['local'], description: 'narrowed' });
+    const impact = again.body.impact.targets[0];
+    expect(impact.current).toMatchObject({ version: 1, projected_alerts_per_day: 2 });
+    expect(impact.projected_alerts_per_day).toBe(0);
+    expect(impact.noise_delta_per_day).toBe(-2);
+    expect(impact.diff).toContain(`--- ${RULE_ID}@v1`);
+    const pending = await svc.request('GET', '/api/v1/approvals?status=pending');
+    expect(pending.body.items.map((a: any) => a.id)).toContain(again.body.id);
+    expect((await decide(again.body.id, 'reject')).status).toBe(200);
+  });
+
+  it('expires without a decision', async () => {
+    const res = await requestDeploy({ approval_expires_in: 'PT2S' });
+    const approvalId = res.body.links.approval.split('/').at(-1);
+    const approval = (await svc.request('GET', `/api/v1/approvals/${approvalId}?wait=10`)).body;
+    expect(approval.status).toBe('expired');
+    await waitDeployment(res.body.id, 'expired');
+    expect((await decide(approvalId, 'approve')).status).toBe(409);
+  });
+
+  it('refuses a deploy over its noise budget without approval, and flags it in an approval', async () => {
+    const refused = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.type).toBe('https://detflow.dev/problems/resource-limit');
+    expect(refused.body.detail).toMatch(/2 projected alerts\/day/);
+    const flagged = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, version: 1, targets: ['local'], noise_budget: { max_alerts_per_day: 1 } } });
+    expect(flagged.body.impact).toMatchObject({ over_budget: true, noise_budget: { max_alerts_per_day: 1 } });
+    expect((await decide(flagged.body.id, 'reject')).status).toBe(200);
+  });
+
+  it('survives a worker restart while waiting, and deploys exactly once', async () => {
+    const res = await requestDeploy({ version: 2 });
+    const approvalId = res.body.links.approval.split('/').at(-1);
+    await svc.request('GET', `/api/v1/approvals/${approvalId}?wait=1`);
+    await svc.restartWorker();
+    expect((await decide(approvalId, 'approve')).status).toBe(200);
+    await waitDeployment(res.body.id, 'active');
+    const rows = await svc.database.db.select().from(deployments).where(eq(deployments.ruleId, RULE_ID));
+    expect(rows.filter((d) => d.status === 'active')).toHaveLength(1);
+    const deployed = await svc.siem.local.listDeployed('default');
+    expect(deployed.filter((d) => d.ruleId === RULE_ID).map((d) => d.deploymentId)).toEqual([res.body.id]);
+  });
+});
