@@ -66,6 +66,20 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
 
     loadDeploymentPlan,
 
+    /**
+     * Takes a rule off its target (rollback with no earlier version to restore): the adapter
+     * undeploys it, then the record ends as rolled back with the reason. Both steps are idempotent.
+     */
+    async retireDeployment({ deploymentId, reason }: { deploymentId: string; reason: string }): Promise<void> {
+      const plan = await loadDeploymentPlan({ deploymentId });
+      const [row] = await db.select({ tenantId: deployments.tenantId }).from(deployments).where(eq(deployments.id, deploymentId));
+      await adapterFor(siem, plan.target.kind).undeploy(row!.tenantId, deploymentId);
+      await db
+        .update(deployments)
+        .set({ status: 'rolled_back', error: reason, updatedAt: sql`now()`, endedAt: sql`now()` })
+        .where(and(eq(deployments.id, deploymentId), eq(deployments.status, 'active')));
+    },
+
     async setDeploymentStatus(input: { deploymentId: string; status: DeploymentStatus; error: string | null }): Promise<void> {
       const ended = FINAL.includes(input.status);
       await db
@@ -78,7 +92,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
      * Makes this deployment the active one of its rule on its target and supersedes the one before,
      * in one transaction, so there is never zero or two active versions. Running it again is a no-op.
      */
-    async activateDeployment({ deploymentId }: { deploymentId: string }): Promise<{ superseded: string[] }> {
+    async activateDeployment({ deploymentId, previousEndsAs = 'superseded', reason = null }: { deploymentId: string; previousEndsAs?: 'superseded' | 'rolled_back'; reason?: string | null }): Promise<{ superseded: string[] }> {
       // Read before the transaction: the store is another database. A new rule detects from now on.
       const storeCursor = await siem.localStore.latestCursor();
       return db.transaction(async (tx) => {
@@ -101,7 +115,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
         if (previous.length) {
           await tx
             .update(deployments)
-            .set({ status: 'superseded', updatedAt: sql`now()`, endedAt: sql`now()` })
+            .set({ status: previousEndsAs, error: reason, updatedAt: sql`now()`, endedAt: sql`now()` })
             .where(inArray(deployments.id, previous.map((p) => p.id)));
         }
         // A new version of a live rule carries on where the old one stopped: no event is evaluated

@@ -20,8 +20,8 @@ import { ruleRoutes } from './rules/rules.routes';
 import { lintRoutes } from './rules/lint.routes';
 import { ruleTestRoutes } from './rules/test.routes';
 import { deployRoutes } from './deployments/deploy.routes';
-import { runRoutes } from './runs';
 import { approvalRoutes } from './approvals/approvals.routes';
+import { rollbackRoutes } from './deployments/rollback.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 
 export const API_BASE = '/api/v1';
@@ -48,8 +48,8 @@ export function buildApp(deps: ApiDeps): App {
     ...lintRoutes(deps),
     ...ruleTestRoutes(deps),
     ...deployRoutes(deps),
-    ...runRoutes(deps),
     ...approvalRoutes(deps),
+    ...rollbackRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),
     ...auditRoutes(deps, () => auditWriter.flush()),

@@ -2,4 +2,4 @@
 export { DeployWithApproval } from './deploy-with-approval';
 export { Notify } from './notify';
 export { DetectionRun } from './detection-run';
-export { Replay, ShadowEvaluation } from './replay';
+export { Rollback } from './rollback';
