@@ -7,6 +7,7 @@ import { createNotificationActivities } from './notifications';
 import { createDetectionActivities } from './detection';
 import { createApprovalActivities } from './approvals';
 import { createScheduleActivities, type TemporalDeps } from './schedules';
+import { createReplayActivities } from './replay';
 
 export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
 
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDetectionActivities(deps),
     ...createApprovalActivities(deps),
     ...createScheduleActivities(deps),
+    ...createReplayActivities(deps),
   };
 }
 

@@ -22,6 +22,7 @@ import { ruleTestRoutes } from './rules/test.routes';
 import { deployRoutes } from './deployments/deploy.routes';
 import { approvalRoutes } from './approvals/approvals.routes';
 import { rollbackRoutes } from './deployments/rollback.routes';
+import { runRoutes } from './runs';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 
 export const API_BASE = '/api/v1';
@@ -50,6 +51,7 @@ export function buildApp(deps: ApiDeps): App {
     ...deployRoutes(deps),
     ...approvalRoutes(deps),
     ...rollbackRoutes(deps),
+    ...runRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),
     ...auditRoutes(deps, () => auditWriter.flush()),

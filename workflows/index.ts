@@ -3,3 +3,4 @@ export { DeployWithApproval } from './deploy-with-approval';
 export { Notify } from './notify';
 export { DetectionRun } from './detection-run';
 export { Rollback } from './rollback';
+export { Replay, ShadowEvaluation } from './replay';

@@ -1,0 +1,81 @@
+import { and, count, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { replays, ruleVersions, rules, shadowRuns, targets } from '../../db/schema';
+import { isSigmaError, parseRule } from '../../sigma';
+import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
+import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
+import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
+import { checkRuleSize, limitsOf } from '../limits/resource-limits';
+
+export type RunRule = { ruleId: string; version: number | null; content: string };
+
+/** The rule of a replay or shadow: a stored version of the tenant's, or the inline text (parsed and compiled here, so a bad rule is a 400, not a failed run). */
+export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: AuthContext, body: { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined }, kind: string): Promise<RunRule> {
+  if ((body.rule_id === undefined) === (body.rule === undefined)) {
+    throw badRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [{ pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' }]);
+  }
+  let run: RunRule;
+  if (body.rule_id !== undefined) {
+    const ruleId = body.rule_id.toLowerCase();
+    const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
+    if (!rule) throw notFound(`No rule ${body.rule_id} in this tenant`);
+    const version = body.version ?? rule.latestVersion;
+    const [stored] = await db.select().from(ruleVersions).where(and(eq(ruleVersions.tenantId, auth.tenantId), eq(ruleVersions.ruleId, ruleId), eq(ruleVersions.version, version)));
+    if (!stored) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
+    run = { ruleId, version, content: stored.content };
+  } else {
+    if (body.version !== undefined) throw badRequest('version applies to a stored rule (rule_id) only', [{ pointer: '/body/version', message: 'only with rule_id' }]);
+    checkRuleSize(auth, body.rule!);
+    let parsed;
+    try {
+      parsed = parseRule(body.rule!);
+    } catch (err) {
+      if (!isSigmaError(err)) throw err;
+      throw badRequest(`The rule does not parse: ${err.format()}`, [{ pointer: '/body/rule', message: err.message }]);
+    }
+    if (!parsed.id) throw badRequest('An inline rule needs an id', [{ pointer: '/body/rule', message: 'missing id' }]);
+    run = { ruleId: parsed.id.toLowerCase(), version: null, content: body.rule! };
+  }
+  const compiled = adapterFor(siem, kind).compile(parseRule(run.content));
+  if (!compiled.ok) {
+    throw badRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' }]);
+  }
+  return run;
+}
+
+/** A tenant's target by name, checked against the token's environments; runs need the local store for now. */
+export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: AuthContext, name: string) {
+  const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
+  if (!target) throw notFound(`No target ${name} in this tenant`);
+  if (!mayUseEnvironment(auth, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${name})`);
+  try {
+    adapterFor(siem, target.kind);
+  } catch (err) {
+    if (err instanceof UnsupportedTargetKind) throw badRequest(err.message, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+    throw err;
+  }
+  return target;
+}
+
+/** Replays and shadows running at once count together against the tier's `concurrentRuns`. */
+export async function checkConcurrentRuns(db: Db, auth: AuthContext): Promise<void> {
+  const max = limitsOf(auth).concurrentRuns;
+  if (max === null) return;
+  const [[r], [s]] = await Promise.all([
+    db.select({ n: count() }).from(replays).where(and(eq(replays.tenantId, auth.tenantId), eq(replays.status, 'running'))),
+    db.select({ n: count() }).from(shadowRuns).where(and(eq(shadowRuns.tenantId, auth.tenantId), eq(shadowRuns.status, 'running'))),
+  ]);
+  const running = Number(r!.n) + Number(s!.n);
+  if (running >= max) throw resourceLimit(`${running} replays and shadow evaluations are running; the ${auth.tier} tier allows ${max} at once`);
+}
+
+/** Polls `read` until the run is no longer running or `seconds` pass (or the client left). */
+export async function longPoll<T extends { status: string }>(read: () => Promise<T | undefined>, seconds: number, gone: () => boolean): Promise<T | undefined> {
+  const deadline = Date.now() + seconds * 1000;
+  let view = await read();
+  while (view && view.status === 'running' && Date.now() < deadline && !gone()) {
+    await new Promise((r) => setTimeout(r, 100));
+    view = await read();
+  }
+  return view;
+}

@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import { openapi } from '../http/zod-openapi';
+import { RUN_STATUSES } from '../../db/schema';
+import { NoiseBudget, RunLinks } from '../deployments/schemas';
+
+/** ISO 8601 durations of weeks, days, hours, minutes and seconds (no years or months: their length varies). */
+// Up to 6 digits a part: enough for any window a tier allows, never an overflowing number.
+const ISO_DURATION = /^P(?!$)(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?=\d)(?:(\d{1,6})H)?(?:(\d{1,6})M)?(?:(\d{1,6})S)?)?$/;
+
+export function isoDurationToMs(text: string): number | undefined {
+  const m = ISO_DURATION.exec(text);
+  if (!m) return undefined;
+  const [w, d, h, min, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number];
+  return ((((w * 7 + d) * 24 + h) * 60 + min) * 60 + s) * 1000;
+}
+
+export const isoDuration = (example: string) =>
+  z
+    .string()
+    .max(40)
+    .refine((v) => (isoDurationToMs(v) ?? 0) > 0, `a positive ISO 8601 duration of weeks/days/hours/minutes/seconds, e.g. ${example}`);
+
+const rfc3339 = z.iso.datetime({ offset: true });
+
+/** The rule of a run: a stored rule (latest or `version`) or an inline Sigma rule, never both. */
+const RuleChoice = {
+  rule_id: z.string().min(1).max(200).optional().describe('A stored rule (its Sigma id); give this or `rule`'),
+  version: z.number().int().min(1).max(2_147_483_647).optional().describe('Version of the stored rule; the latest when absent'),
+  rule: z.string().min(1).optional().describe('An inline Sigma rule (YAML), not stored; give this or `rule_id`'),
+  target: z.string().min(1).max(200),
+};
+
+export const ReplayBody = openapi(
+  z
+    .object({
+      ...RuleChoice,
+      from: rfc3339.optional().describe('Start of the window (RFC 3339); with `to`, instead of `lookback`'),
+      to: rfc3339.optional().describe('End of the window (exclusive; not in the future)'),
+      lookback: isoDuration('P7D').optional().describe('The window ending now, e.g. P7D or PT6H; instead of from/to'),
+      noise_budget: NoiseBudget.optional(),
+      chunk_events: z.number().int().min(1).max(10_000_000).default(100_000).describe('About how many events one chunk (one step of progress) covers; chunks are whole UTC hours'),
+    })
+    .strict(),
+  'ReplayRequest',
+);
+
+export const ShadowBody = openapi(
+  z
+    .object({
+      ...RuleChoice,
+      duration: isoDuration('PT1H').describe('How long the shadow evaluation runs, e.g. PT1H'),
+      interval: isoDuration('PT1M').describe('How often it evaluates the newly ingested events, e.g. PT1M (at least PT1S)'),
+      continue_as_new_after: z.number().int().min(1).max(10_000).default(500).describe('Evaluations per workflow run before it continues as new with its accumulated state; a tuning knob, figures do not depend on it'),
+    })
+    .strict(),
+  'ShadowRequest',
+);
+
+const Cost = z.object({
+  currency: z.string(),
+  bytes_scanned: z.number(),
+  scan_cost: z.number(),
+  triage_hours: z.number(),
+  triage_cost: z.number(),
+  total: z.number(),
+  per_month: z.number(),
+  window_days: z.number(),
+  model: z.object({ currency: z.string(), price_per_gb_scanned: z.number(), triage_minutes_per_alert: z.number(), cost_per_analyst_hour: z.number() }),
+});
+
+export const ReplayResult = z.object({
+  window_processed: z.object({ from: z.string(), to: z.string() }),
+  chunks: z.object({ done: z.number().int(), total: z.number().int() }),
+  events_scanned: z.number().int(),
+  bytes_scanned: z.number().int(),
+  alerts: z.object({
+    total: z.number().int(),
+    per_day: z.array(z.object({ day: z.string(), alerts: z.number().int(), events_scanned: z.number().int() })),
+    mean_per_day: z.number(),
+    peak_per_day: z.number().int(),
+  }),
+  noise: z.object({
+    sample_size: z.number().int(),
+    sampled: z.boolean(),
+    duplicates: z.number().int(),
+    entity_fields: z.record(z.string(), z.array(z.string())),
+    false_positive_matches: z.number().int(),
+    false_positive_fields: z.array(z.string()),
+    false_positive_alerts_considered: z.number().int(),
+    noisy_alerts: z.number().int(),
+    noise_ratio: z.number(),
+    budget: z
+      .object({ max_alerts_per_day: z.number(), days_over_budget: z.number().int(), alerts_over_budget: z.number().int(), within_budget: z.boolean() })
+      .nullable(),
+  }),
+  latency: z.object({
+    total_ms: z.number(),
+    mean_chunk_ms: z.number(),
+    max_chunk_ms: z.number(),
+    per_chunk: z.array(z.object({ from: z.string(), to: z.string(), events_scanned: z.number().int(), alerts: z.number().int(), ms: z.number() })),
+  }),
+  cost: Cost,
+});
+
+export const Replay = openapi(
+  z.object({
+    id: z.string(),
+    rule_id: z.string(),
+    version: z.number().int().nullable().describe('null for an inline rule'),
+    target: z.string(),
+    window: z.object({ from: z.string(), to: z.string() }),
+    noise_budget: NoiseBudget.nullable(),
+    chunk_events: z.number().int(),
+    status: z.enum(RUN_STATUSES),
+    progress: z
+      .object({ chunks_done: z.number().int(), chunks_total: z.number().int().nullable(), events_scanned: z.number().int(), alerts: z.number().int(), processed_until: z.string() })
+      .nullable()
+      .describe('While running, from the run itself; null when it cannot be asked (e.g. no worker is up)'),
+    result: ReplayResult.nullable().describe('Written when the run ends: completed, or cancelled with the figures of the chunks done'),
+    error: z.string().nullable(),
+    workflow_id: z.string(),
+    run_id: z.string().nullable(),
+    created_at: z.string(),
+    ended_at: z.string().nullable(),
+    links: RunLinks.extend({ cancel: z.string() }),
+  }),
+  'Replay',
+);
+
+export const ShadowResult = z.object({
+  started_at: z.string(),
+  ended_at: z.string(),
+  observed_seconds: z.number(),
+  stopped_early: z.boolean(),
+  evaluations: z.number().int(),
+  workflow_runs: z.number().int(),
+  cursor: z.object({ from: z.number().int(), to: z.number().int() }),
+  events_scanned: z.number().int(),
+  bytes_scanned: z.number().int(),
+  alerts: z.object({ projected_total: z.number().int(), projected_per_day: z.number(), written: z.literal(0) }),
+  latency: z.object({ total_ms: z.number(), mean_evaluation_ms: z.number(), max_evaluation_ms: z.number() }),
+  cost: Cost,
+});
+
+export const Shadow = openapi(
+  z.object({
+    id: z.string(),
+    rule_id: z.string(),
+    version: z.number().int().nullable(),
+    target: z.string(),
+    duration: z.string(),
+    interval: z.string(),
+    status: z.enum(RUN_STATUSES),
+    progress: z
+      .object({
+        started_at: z.string(),
+        ends_at: z.string(),
+        evaluations: z.number().int(),
+        workflow_runs: z.number().int(),
+        events_scanned: z.number().int(),
+        alerts: z.number().int(),
+        bytes_scanned: z.number().int(),
+      })
+      .nullable(),
+    result: ShadowResult.nullable(),
+    error: z.string().nullable(),
+    workflow_id: z.string(),
+    run_id: z.string().nullable(),
+    created_at: z.string(),
+    ended_at: z.string().nullable(),
+    links: RunLinks.extend({ stop: z.string() }),
+  }),
+  'Shadow',
+);
