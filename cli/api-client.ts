@@ -46,6 +46,11 @@ export class ApiClient {
     return new ApiClient({ url, token });
   }
 
+  /** A link the API returns (`/api/v1/approvals/…`) as a full address, for a person to open. */
+  linkTo(apiPath: string): string {
+    return this.base.replace(/\/api\/v1$/, '') + apiPath;
+  }
+
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
     const doFetch = this.options.fetchImpl ?? fetch;
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -1,14 +1,18 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ApiClient } from './api-client';
+import { decideCommand, type Decision } from './decide';
+import { deployCommand, type DeployOptions } from './deploy';
 import { defaultFixturesDir, readFixtureDir } from './fixture-files';
 import { EXIT, UsageError, type Io } from './io';
 import { lintOffline, lintThroughApi } from './lint';
 import { lintFailed, lintReport } from './lint-report';
 import { pushCommand } from './push';
+import { rollbackCommand, type RollbackOptions } from './rollback';
 import { emitReport, REPORT_FORMATS, type ReportFormat } from './report-output';
 import { testRuleFile, type RuleTestOutcome } from './rule-test';
 import { ruleFiles } from './rule-files';
 import { testFailed, testReport } from './test-report';
+import { wholeNumber } from './wait';
 
 const TARGET_KINDS = ['local', 'splunk', 'elastic', 'sentinel'] as const;
 
@@ -18,6 +22,13 @@ type TestOptions = ReportOptions & { target: string; fixtures?: string };
 
 const formatOption = () => new Option('--format <format>', 'report format').choices(REPORT_FORMATS).default('text');
 const outputOption = () => new Option('--output <file>', 'write the report to this file and print only a summary');
+const textOrJsonOption = () => new Option('--format <format>', 'output format').choices(['text', 'json'] as const).default('text');
+/** A human decides an approval: an hour by default; raise it with the CI job's own time limit. */
+const timeoutOption = () => new Option('--timeout <seconds>', 'with --wait: give up (exit 2) after this many seconds').argParser(wholeNumber(1)).default(3600);
+
+function waitOnly(options: { wait?: boolean }, command: Command): void {
+  if (!options.wait && command.getOptionValueSource('timeout') === 'cli') throw new UsageError('--timeout applies with --wait');
+}
 
 function ruleFilesOf(paths: string[]): string[] {
   const files = ruleFiles(paths);
@@ -36,7 +47,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .command('push')
     .description('Store rule files in the registry as new versions (unchanged files keep their version)')
     .argument('<files...>', 'rule files or directories of .yml/.yaml files')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json'] as const).default('text'))
+    .addOption(textOrJsonOption())
     .action(async (paths: string[], options: { format: 'text' | 'json' }) => {
       const files = ruleFilesOf(paths);
       setCode(await pushCommand(io, ApiClient.fromEnv(io.env), files, options.format));
@@ -80,6 +91,52 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
       for (const s of suites) outcomes.push(await testRuleFile(client, s.file, s.fixtures, options.target));
       emitReport(io, testReport(outcomes, options.target), { format: options.format, output: options.output });
       setCode(testFailed(outcomes) ? EXIT.failed : EXIT.ok);
+    });
+
+  program
+    .command('deploy')
+    .description('Deploy a rule to a target (a rule file is pushed first); with --wait, until it is live or refused')
+    .argument('<rule>', 'a rule file, or the id of a rule already in the registry')
+    .requiredOption('--target <name>', 'the target to deploy to (e.g. local)')
+    .option('--approval', 'require a reviewer\'s decision before deploying')
+    .addOption(new Option('--budget <alerts>', 'noise budget: the most alerts per day the rule may raise').argParser(wholeNumber(0)))
+    .addOption(new Option('--version <version>', 'with a rule id: the version to deploy (default: the latest)').argParser(wholeNumber(1)))
+    .option('--wait', 'wait for the decision and the deployment; exit 0 only when the rule is live')
+    .addOption(timeoutOption())
+    .addOption(textOrJsonOption())
+    .action(async (rule: string, options: DeployOptions, command: Command) => {
+      waitOnly(options, command);
+      setCode(await deployCommand(io, ApiClient.fromEnv(io.env), rule, options));
+    });
+
+  const decisions: Array<{ name: string; decision: Decision; description: string; commentRequired: boolean }> = [
+    { name: 'approve', decision: 'approve', description: 'Approve a change waiting for a decision (not with the token that requested it)', commentRequired: false },
+    { name: 'reject', decision: 'reject', description: 'Reject a change waiting for a decision, saying why', commentRequired: true },
+    { name: 'request-changes', decision: 'request_changes', description: 'Send a change back to its author, saying what to change', commentRequired: true },
+  ];
+  for (const d of decisions) {
+    const command = program.command(d.name).description(d.description).argument('<approval>', 'the approval id (printed by `detflow deploy --approval`)');
+    // A refusal without a reason leaves the author guessing: reject and request-changes need one.
+    if (d.commentRequired) command.requiredOption('--comment <text>', 'why, for the author of the change');
+    else command.option('--comment <text>', 'a note kept with the decision');
+    command.addOption(textOrJsonOption()).action(async (approvalId: string, options: { comment?: string; format: 'text' | 'json' }) => {
+      setCode(await decideCommand(io, ApiClient.fromEnv(io.env), approvalId, d.decision, options.comment, options.format));
+    });
+  }
+
+  program
+    .command('rollback')
+    .description('Roll a deployed rule back on a target: to the version before (or --to-version), or off the target when there is none')
+    .argument('<rule-id>', 'the id of the deployed rule')
+    .requiredOption('--target <name>', 'the target to roll back on')
+    .requiredOption('--reason <text>', 'why, kept with the rollback and sent in its notification')
+    .addOption(new Option('--to-version <version>', 'the version to restore (default: the one live before)').argParser(wholeNumber(1)))
+    .option('--wait', 'wait until the rollback completed; exit 0 only then')
+    .addOption(timeoutOption())
+    .addOption(textOrJsonOption())
+    .action(async (ruleId: string, options: RollbackOptions, command: Command) => {
+      waitOnly(options, command);
+      setCode(await rollbackCommand(io, ApiClient.fromEnv(io.env), ruleId, options));
     });
 
   return program;

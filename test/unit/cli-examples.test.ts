@@ -23,8 +23,21 @@ function expectKnownToCli(words: string[]) {
 /** The value after `--output`: the report file the CI system must pick up. */
 const outputOf = (words: string[]) => words[words.indexOf('--output') + 1];
 
+/** The deploy step both examples run on the default branch: one rule, through a reviewer, waiting until it is live. */
+const DEPLOY_AND_WAIT = ['deploy', '$RULES_DIR/schtasks_temp_payload.yml', '--target', 'local', '--approval', '--budget', '50', '--wait'];
+
+/** How long `deploy --wait` waits by default: a CI job must allow longer, or it is killed before the CLI can say why it stopped. */
+function defaultWaitSeconds(): number {
+  const program = buildProgram({ out: () => undefined, err: () => undefined, env: {} }, () => undefined);
+  const timeout = program.commands.find((c) => c.name() === 'deploy')!.options.find((o) => o.long === '--timeout')!;
+  return timeout.defaultValue as number;
+}
+
+/** The rule file a deploy command names, as a path in this repository. */
+const deployedFile = (words: string[], rulesDir: string) => path.join(root, words[1]!.replace('$RULES_DIR', rulesDir));
+
 describe('CI examples', () => {
-  it('GitHub Actions: lints offline, tests against the service, publishes both JUnit reports, pushes from the default branch', () => {
+  it('GitHub Actions: lints offline, tests against the service, publishes both JUnit reports, pushes and deploys from the default branch', () => {
     const wf = read('examples/github-actions.yml');
     const steps = (job: string) => wf.jobs[job].steps as Array<Record<string, any>>;
     const runs = (job: string) => detflowCommands(steps(job).flatMap((s) => (typeof s.run === 'string' ? [s.run] : [])));
@@ -39,13 +52,20 @@ describe('CI examples', () => {
     expect(wf.jobs.test.env).toEqual({ DETFLOW_URL: '${{ vars.DETFLOW_URL }}', DETFLOW_TOKEN: '${{ secrets.DETFLOW_TOKEN }}' });
     expect(runs('publish')).toEqual([['push', '$RULES_DIR']]);
     expect(wf.jobs.publish.needs).toBe('test');
-    for (const job of ['lint', 'test', 'publish']) for (const words of runs(job)) expectKnownToCli(words);
+    // Deploying goes after publishing, and only from the default branch, as publishing does.
+    expect(runs('deploy')).toEqual([DEPLOY_AND_WAIT]);
+    expect(wf.jobs.deploy.needs).toBe('publish');
+    expect(wf.jobs.deploy.if).toBe(wf.jobs.publish.if);
+    expect(wf.jobs.deploy.env).toEqual(wf.jobs.test.env);
+    expect(wf.jobs.deploy['timeout-minutes'] * 60).toBeGreaterThan(defaultWaitSeconds());
+    expect(fs.existsSync(deployedFile(runs('deploy')[0]!, wf.env.RULES_DIR))).toBe(true);
+    for (const job of ['lint', 'test', 'publish', 'deploy']) for (const words of runs(job)) expectKnownToCli(words);
     expect(fs.existsSync(path.join(root, wf.env.RULES_DIR))).toBe(true);
   });
 
-  it('GitLab CI: the same stages, with artifacts:reports:junit naming the files the CLI writes', () => {
+  it('GitLab CI: the same stages, with artifacts:reports:junit naming the files the CLI writes, and the deploy stage', () => {
     const ci = read('examples/gitlab-ci.yml');
-    expect(ci.stages).toEqual(['lint', 'test', 'publish']);
+    expect(ci.stages).toEqual(['lint', 'test', 'publish', 'deploy']);
     for (const job of ['lint', 'test']) {
       const [words] = detflowCommands(ci[job].script);
       expect(words![0]).toBe(job);
@@ -55,6 +75,13 @@ describe('CI examples', () => {
     expect(detflowCommands(ci.lint.script)[0]).toContain('--offline');
     expect(detflowCommands(ci.publish.script)).toEqual([['push', '$RULES_DIR']]);
     expect(ci.publish.rules).toEqual([{ if: '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH' }]);
+    expect(detflowCommands(ci.deploy.script)).toEqual([DEPLOY_AND_WAIT]);
+    expectKnownToCli(DEPLOY_AND_WAIT);
+    expect(ci.deploy.rules).toEqual(ci.publish.rules);
+    expect(ci.deploy.stage).toBe('deploy');
+    // GitLab's default job timeout is 60 minutes; the example states its own in minutes (NaN otherwise, which fails).
+    expect(Number(/^(\d+)m$/.exec(ci.deploy.timeout)?.[1] ?? NaN) * 60).toBeGreaterThan(defaultWaitSeconds());
+    expect(fs.existsSync(deployedFile(DEPLOY_AND_WAIT, ci.variables.RULES_DIR))).toBe(true);
     expect(fs.existsSync(path.join(root, ci.variables.RULES_DIR))).toBe(true);
   });
 
