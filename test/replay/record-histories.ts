@@ -1,0 +1,292 @@
+/**
+ * Records the Temporal histories that `replay-histories.test.ts` replays.
+ *
+ *   cd /work/main && npx tsx test/replay/record-histories.ts
+ *
+ * It starts the whole service the way the integration tests do (a Temporal dev server and the
+ * workflow bundle through the jest global setup, then `startTestService()`: PGlite database, worker,
+ * API on loopback), drives every workflow through its main paths over HTTP, and writes each run's
+ * history to `test/replay/histories/<workflow>-<path>.json` (the standard JSON form of a history, as
+ * `historyToJSON` writes it; see `history-json.ts` for why through a local copy). The first event
+ * names the workflow type and id; replay uses that id, because the workflows derive their child
+ * workflow ids from it.
+ *
+ * Re-record after a deliberate, non-backward-compatible workflow change (one that is not behind
+ * `patched()`), or when a new workflow or path is added here. Histories are replaced as a whole set
+ * only when every path recorded; a failure leaves the committed files untouched. Takes under a minute.
+ * `TEST_LOG_LEVEL=info` shows the service's logs.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import type { DetectionOutcome } from '../../activities/detection';
+import globalSetup from '../support/global-setup';
+import globalTeardown from '../support/global-teardown';
+import { createApiKey, startTestService, type TestResponse, type TestService } from '../support/harness';
+import { historyToJSON } from './history-json';
+
+const HISTORIES_DIR = path.join(__dirname, 'histories');
+
+type Recorded = { workflowId: string; runId: string | undefined };
+
+const DEPLOY_RULE = 'e1000000-0000-4000-8000-000000000001';
+const DETECT_RULE = 'e1000000-0000-4000-8000-000000000002';
+const BUDGET_RULE = 'e1000000-0000-4000-8000-000000000003';
+const ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000004';
+const REMOVE_RULE = 'e1000000-0000-4000-8000-000000000005';
+const rule = (id: string, image: string, revision = 1) => `title: Replay fixture ${image} (revision ${revision})
+id: ${id}
+status: test
+level: high
+logsource:
+  category: process_creation
+  product: windows
+detection:
+  selection:
+    Image|endswith: '\\${image}'
+  condition: selection
+`;
+let seq = 0;
+const event = (image: string, at = Date.now()) =>
+  JSON.stringify({ '@timestamp': new Date(at).toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
+
+function expectStatus(res: TestResponse, status: number, what: string): TestResponse {
+  if (res.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${res.status} ${res.text}`);
+  return res;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 60): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.once('error', reject);
+  });
+}
+
+/**
+ * A loopback webhook receiver that answers 503 to the first request of every delivery and 200 to
+ * the next, so each Notify run goes through one failed attempt and a retry before it is delivered.
+ */
+async function startFlakyReceiver(): Promise<{ port: number; close(): Promise<void> }> {
+  const seen = new Set<string>();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const delivery = String(req.headers['x-detflow-delivery']);
+      res.statusCode = seen.has(delivery) ? 200 : 503;
+      seen.add(delivery);
+      res.end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  return {
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+async function record(svc: TestService): Promise<Map<string, Recorded>> {
+  const runs = new Map<string, Recorded>();
+  const ingest = async (lines: string[]) => {
+    const res = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    expectStatus(res, 200, 'ingest');
+  };
+
+  // Every event subscribed (the default), delivered to a receiver that fails each delivery once:
+  // the Notify children of every run below deliver after a retry.
+  const receiver = await startFlakyReceiver();
+  try {
+    expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, secret: 'a-webhook-secret-of-some-length' } }), 200, 'webhook settings');
+    const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
+    // Scheduled detection every second, so the DetectionRun paths below come within seconds.
+    const target = { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: local.cost_model, detection_interval: 'PT1S' };
+    expectStatus(await svc.request('PUT', '/api/v1/settings/targets/local', { body: target }), 200, 'target settings');
+    const requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
+    const reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    for (const [id, image] of [[DEPLOY_RULE, 'deployed.exe'], [DETECT_RULE, 'detected.exe'], [BUDGET_RULE, 'noisy.exe']] as const) {
+      expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: rule(id, image) } }), 201, `rule ${image}`);
+    }
+    // Past matches, so the impact summaries and the replay below have something to count.
+    await ingest(Array.from({ length: 6 }, (_, i) => event('deployed.exe', Date.now() - (i + 1) * 3_600_000)));
+
+    // DeployWithApproval -----------------------------------------------------------------------
+    const deploy = async (extra: Record<string, unknown>) =>
+      expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: DEPLOY_RULE, target: 'local', ...extra } }), 202, 'deploy').body;
+    const finished = async (workflowId: string) => svc.client.workflow.getHandle(workflowId).result();
+    const approvalIdOf = (d: any) => String(d.links.approval).split('/').at(-1)!;
+    const decide = async (approvalId: string, decision: string) =>
+      expectStatus(await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: reviewer, body: { decision, comment: `recorded ${decision}` } }), 200, decision);
+    // Decided after the impact is recorded, so the decision lands while the run waits for it.
+    const impactRecorded = (approvalId: string) =>
+      until('the impact summary', async () => ((await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body?.impact ? true : undefined));
+
+    const direct = await deploy({ approval_required: false });
+    await expectResult(finished(direct.workflow_id), { status: 'active' }, 'direct deploy');
+    runs.set('deploy-with-approval-direct', { workflowId: direct.workflow_id, runId: undefined });
+
+    for (const [decision, path, status] of [
+      ['approve', 'approved', 'active'],
+      ['reject', 'rejected', 'rejected'],
+      ['request_changes', 'changes-requested', 'changes_requested'],
+    ] as const) {
+      const d = await deploy({ approval_required: true });
+      await impactRecorded(approvalIdOf(d));
+      await decide(approvalIdOf(d), decision);
+      await expectResult(finished(d.workflow_id), { status }, `deploy ${path}`);
+      runs.set(`deploy-with-approval-${path}`, { workflowId: d.workflow_id, runId: undefined });
+    }
+    const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S' });
+    await expectResult(finished(expiring.workflow_id), { status: 'expired' }, 'deploy expired');
+    runs.set('deploy-with-approval-expired', { workflowId: expiring.workflow_id, runId: undefined });
+
+    // Rollback ------------------------------------------------------------------------------------
+    // A rule with versions 1 and 2 deployed rolls back to 1; a rule with only version 1 is removed.
+    const deployRevision = async (ruleId: string, revision: number) => {
+      const pushed = await svc.request('POST', '/api/v1/rules', { body: { rule: rule(ruleId, 'rolled.exe', revision) } });
+      if (pushed.body?.version !== revision) throw new Error(`pushing revision ${revision} should make version ${revision}: ${pushed.status} ${pushed.text}`);
+      const d = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision } }), 202, 'deploy').body;
+      await expectResult(finished(d.workflow_id), { status: 'active' }, `deploy ${ruleId} revision ${revision}`);
+    };
+    await deployRevision(ROLLBACK_RULE, 1);
+    await deployRevision(ROLLBACK_RULE, 2);
+    await deployRevision(REMOVE_RULE, 1);
+    for (const [path, ruleId, expected] of [
+      ['restored', ROLLBACK_RULE, { status: 'completed', restored_version: 1, removed: false }],
+      ['removed', REMOVE_RULE, { status: 'completed', restored_version: null, removed: true }],
+    ] as const) {
+      const r = expectStatus(await svc.request('POST', '/api/v1/rules/rollback', { body: { rule_id: ruleId, target: 'local', reason: `recorded ${path}` } }), 202, `rollback ${path}`).body;
+      await expectResult(finished(r.workflow_id), expected, `rollback ${path}`);
+      runs.set(`rollback-${path}`, { workflowId: r.workflow_id, runId: undefined });
+    }
+
+    // Notify --------------------------------------------------------------------------------------
+    const test = expectStatus(await svc.request('POST', '/api/v1/settings/webhook/test'), 202, 'webhook test').body;
+    const notified = (await finished(test.workflow_id)) as { delivered: boolean; attempts: number };
+    if (!notified.delivered || notified.attempts < 2) throw new Error(`the test notification should deliver on its second attempt: ${JSON.stringify(notified)}`);
+    runs.set('notify-delivered-after-retry', { workflowId: test.workflow_id, runId: undefined });
+
+    // DetectionRun (started by the deployment's schedule) -----------------------------------------
+    const detectionDeploy = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: DETECT_RULE, target: 'local', approval_required: false } }), 202, 'deploy').body;
+    await expectResult(finished(detectionDeploy.workflow_id), { status: 'active' }, 'detection deploy');
+    runs.set('detection-run-nothing-new', await detectionRun(svc, DETECT_RULE, (o) => o.skipped === null && o.scanned === 0 && o.raised === 0));
+    await ingest([event('detected.exe'), event('other.exe'), event('detected.exe')]);
+    runs.set('detection-run-alerts', await detectionRun(svc, DETECT_RULE, (o) => o.raised > 0 && !o.budgetExceededNow));
+
+    const budgetDeploy = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: BUDGET_RULE, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 2 } } }),
+      202,
+      'deploy with a budget',
+    ).body;
+    await expectResult(finished(budgetDeploy.workflow_id), { status: 'active' }, 'budget deploy');
+    await ingest(Array.from({ length: 5 }, () => event('noisy.exe')));
+    runs.set('detection-run-noise-budget-exceeded', await detectionRun(svc, BUDGET_RULE, (o) => o.budgetExceededNow && o.suppressed > 0));
+
+    // Replay --------------------------------------------------------------------------------------
+    const window = { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date().toISOString() };
+    const replay = expectStatus(await svc.request('POST', '/api/v1/rules/replay', { body: { target: 'local', rule_id: DEPLOY_RULE, ...window } }), 202, 'replay').body;
+    const replayed = (await svc.request('GET', `/api/v1/replays/${replay.id}?wait=30`)).body;
+    if (replayed.status !== 'completed' || !(replayed.result?.alerts?.total > 0)) throw new Error(`the replay should complete with alerts: ${JSON.stringify(replayed)}`);
+    await finished(replay.workflow_id);
+    runs.set('replay-completed', { workflowId: replay.workflow_id, runId: undefined });
+
+    // ShadowEvaluation ----------------------------------------------------------------------------
+    // Continue-as-new after two evaluations, then a stop: the first run ends continuing as new, the
+    // last one carries the state over and ends stopped early.
+    const shadow = expectStatus(
+      await svc.request('POST', '/api/v1/rules/shadow', { body: { target: 'local', rule_id: DETECT_RULE, duration: 'PT5M', interval: 'PT1S', continue_as_new_after: 2 } }),
+      202,
+      'shadow',
+    ).body;
+    await ingest([event('detected.exe')]);
+    await until('a second shadow run', async () => ((await svc.request('GET', `/api/v1/shadows/${shadow.id}`)).body.progress?.workflow_runs >= 2 ? true : undefined));
+    expectStatus(await svc.request('POST', `/api/v1/shadows/${shadow.id}/stop`), 202, 'shadow stop');
+    const stopped = (await svc.request('GET', `/api/v1/shadows/${shadow.id}?wait=30`)).body;
+    if (stopped.status !== 'completed' || stopped.result?.stopped_early !== true) throw new Error(`the shadow should end stopped early: ${JSON.stringify(stopped)}`);
+    const last = await svc.client.workflow.getHandle(shadow.workflow_id).describe();
+    if (last.runId === shadow.run_id) throw new Error('the shadow should have continued as new');
+    runs.set('shadow-evaluation-continued-as-new', { workflowId: shadow.workflow_id, runId: shadow.run_id });
+    runs.set('shadow-evaluation-stopped-early', { workflowId: shadow.workflow_id, runId: last.runId });
+    const short = expectStatus(await svc.request('POST', '/api/v1/rules/shadow', { body: { target: 'local', rule_id: DETECT_RULE, duration: 'PT2S', interval: 'PT1S' } }), 202, 'shadow').body;
+    const completed = (await svc.request('GET', `/api/v1/shadows/${short.id}?wait=30`)).body;
+    if (completed.status !== 'completed' || completed.result?.stopped_early !== false) throw new Error(`the shadow should complete on its own: ${JSON.stringify(completed)}`);
+    runs.set('shadow-evaluation-completed', { workflowId: short.workflow_id, runId: undefined });
+
+    // Notify that finds nothing to deliver (webhook disabled): its short path.
+    expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, enabled: false } }), 200, 'disable webhook');
+    const none = expectStatus(await svc.request('POST', '/api/v1/settings/webhook/test'), 202, 'webhook test').body;
+    await expectResult(finished(none.workflow_id), { deliveryId: null, delivered: false }, 'notify disabled');
+    runs.set('notify-disabled', { workflowId: none.workflow_id, runId: undefined });
+
+    // The Notify children started above must have finished too, so no run is cut short by shutdown.
+    for (const r of runs.values()) await svc.client.workflow.getHandle(r.workflowId, r.runId).result();
+    return runs;
+  } finally {
+    await receiver.close();
+  }
+}
+
+async function expectResult(result: Promise<unknown>, expected: Record<string, unknown>, what: string): Promise<void> {
+  const value = (await result) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(expected)) {
+    if (value[k] !== v) throw new Error(`${what}: expected ${k} = ${JSON.stringify(v)}, got ${JSON.stringify(value)}`);
+  }
+}
+
+/** A completed scheduled DetectionRun of the rule whose outcome matches, found through visibility. */
+async function detectionRun(svc: TestService, ruleId: string, matches: (o: DetectionOutcome) => boolean): Promise<Recorded> {
+  const checked = new Set<string>();
+  return until(`a DetectionRun of ${ruleId} with the wanted outcome`, async () => {
+    for await (const info of svc.client.workflow.list({ query: `WorkflowType = 'DetectionRun' AND DetflowRuleId = '${ruleId}' AND ExecutionStatus = 'Completed'` })) {
+      if (checked.has(info.runId)) continue;
+      checked.add(info.runId);
+      const outcome = (await svc.client.workflow.getHandle(info.workflowId, info.runId).result()) as DetectionOutcome;
+      if (matches(outcome)) return { workflowId: info.workflowId, runId: info.runId };
+    }
+    return undefined;
+  });
+}
+
+async function main(): Promise<void> {
+  await globalSetup();
+  try {
+    const svc = await startTestService();
+    try {
+      const runs = await record(svc);
+      const files = new Map<string, string>();
+      for (const [name, r] of runs) files.set(`${name}.json`, historyToJSON(await svc.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory()));
+      fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+      for (const old of fs.readdirSync(HISTORIES_DIR)) if (old.endsWith('.json')) fs.rmSync(path.join(HISTORIES_DIR, old));
+      for (const [file, text] of files) fs.writeFileSync(path.join(HISTORIES_DIR, file), text);
+      process.stdout.write(`recorded ${files.size} histories into ${HISTORIES_DIR}\n`);
+    } finally {
+      await svc.close();
+    }
+  } finally {
+    await globalTeardown();
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
