@@ -6,7 +6,7 @@
  *   4. pySigma's conversion rate for the same rules and the same five targets, measured in the same
  *      run by tools/pysigma/convert.py (it times its own conversion loop, so Python start-up, imports
  *      and YAML parsing are excluded), and detflow's rate / pySigma's (target ≥ 10×)
- * The corpus is read from /work/shared/sigma/corpus (override with DETFLOW_SIGMA_SHARED).
+ * The corpus is read from the shared folder beside the project (override with DETFLOW_SIGMA_SHARED).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +16,9 @@ import { lintText } from '../sigma/lint';
 import type { SigmaRule } from '../sigma/model';
 import { parseRule, parseSigma } from '../sigma/parse';
 import { runPySigma } from '../test/conformance/pysigma-runner';
+import { SHARED_SIGMA } from '../test/sigma/support/corpus';
 
-const corpusDir = join(process.env.DETFLOW_SIGMA_SHARED ?? '/work/shared/sigma', 'corpus');
+const corpusDir = join(SHARED_SIGMA, 'corpus');
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

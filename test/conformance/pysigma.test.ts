@@ -8,13 +8,14 @@ import type { SigmaRule } from '../../sigma/model';
 import { parseSigma } from '../../sigma/parse';
 import { generateEvents, placeholderNames, referencedFields, type LabelledEvent } from './event-generator';
 import { runPySigma, type PyResponse, type PyRuleResult } from './pysigma-runner';
+import { SHARED_SIGMA } from '../sigma/support/corpus';
 import { canonicalQuery, caseFoldedQuery, squash, type QueryLanguage } from './query-form';
 
 /**
  * Differential conformance against pySigma, the Sigma reference implementation.
  *
  * For every detection rule of the shared SigmaHQ corpus (Detection Rule License 1.1; read in place
- * from /work/shared, authors kept in each file, never copied here), events are generated from the
+ * from the shared folder beside the project, authors kept in each file, never copied here), events are generated from the
  * rule's own selections (event-generator.ts). The same events are judged by
  *   - pySigma's SQLite query, run by tools/pysigma/convert.py on an in-memory SQLite table laid out
  *     as that backend documents (Zircolite: one TEXT COLLATE NOCASE column per field);
@@ -30,7 +31,7 @@ import { canonicalQuery, caseFoldedQuery, squash, type QueryLanguage } from './q
  * converted by either side's per-event SQL).
  */
 
-const SHARED = process.env.DETFLOW_SIGMA_SHARED ?? '/work/shared/sigma';
+const SHARED = SHARED_SIGMA;
 const CORPUS = join(SHARED, 'corpus');
 const FOLDERS = ['rules', 'rules-emerging-threats', 'rules-placeholder', 'unsupported'];
 const TARGET = 0.99;

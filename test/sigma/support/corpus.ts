@@ -1,11 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'fs';
-import { basename, join, relative } from 'path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'fs';
+import { basename, join, relative, resolve } from 'path';
 
 /**
  * Shared-folder fixtures: SigmaHQ rules (Detection Rule License 1.1, authors kept in each file) are
- * read at run time from /work/shared and never copied into this repository.
+ * read at run time from the `shared/` folder beside the project (wherever the project is cloned),
+ * and never copied into this repository. DETFLOW_SIGMA_SHARED overrides the location.
  */
-export const SHARED_SIGMA = process.env.DETFLOW_SIGMA_SHARED ?? '/work/shared/sigma';
+export const SHARED_SIGMA =
+  process.env.DETFLOW_SIGMA_SHARED ?? [resolve(__dirname, '../../../../shared/sigma'), '/work/shared/sigma'].find((d) => existsSync(d)) ?? resolve(__dirname, '../../../../shared/sigma');
 export const CORPUS_DIR = join(SHARED_SIGMA, 'corpus');
 export const REGRESSION_DIR = join(SHARED_SIGMA, 'regression');
 
