@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { DayCount, RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 import { exec, rows as queryRows, transaction } from './duckdb';
-import { eventTimeFromJson, eventTimeRejection } from './event-time';
-import { eventStruct, existsExpression, fieldExpression, PROMOTED_FIELDS, quoteIdentifier, sqlLiteral } from './fields';
+import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
+import { existsExpression, extraKeyText, fieldExpression, PROMOTED_FIELDS, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE, eventsTableDdl, FIXTURE_SCHEMA, STORE_DDL } from './schema';
 import { checkLine, checkValue, IngestSourceError, jsonArrayElements, jsonlFileLines, ndjsonLines, type IngestSource } from './sources';
 
@@ -105,6 +105,12 @@ export interface LocalEventStoreOptions {
 }
 
 const DEFAULT_MAX_ERRORS = 1000;
+/**
+ * Text of the extensions DuckDB's JSON reader accepts beyond JSON: a comma before a closing
+ * bracket, and NaN/Inf/Infinity literals (any case, signed). It matches inside strings too, which
+ * only costs a JSON.parse of that line.
+ */
+const LENIENT_JSON_TEXT = /,[ \t\r\n]*[\]}]|[:,[][ \t\r\n]*[-+]?(?:[iI][nN][fF]|[nN][aA][nN])/;
 /** Reader connections kept open between calls; more concurrent readers get fresh ones. */
 const MAX_IDLE_READERS = 4;
 const DAY_MS = 86_400_000;
@@ -127,6 +133,8 @@ export class LocalEventStore {
   private readonly idleReaders: DuckDBConnection[] = [];
   /** Store-wide cursor after the last batch this writer committed (see cursor()). */
   private committedCursor: number | undefined;
+  /** Ingest calls under way (reading their batch, or writing it): close() lets them finish. */
+  private readonly ingesting = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -157,6 +165,7 @@ export class LocalEventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.allSettled([...this.ingesting]);
     await this.writeQueue.catch(() => undefined);
     for (const con of this.idleReaders.splice(0)) con.closeSync();
     this.writer.closeSync();
@@ -187,38 +196,58 @@ export class LocalEventStore {
     requireText(tenantId, 'tenantId');
     requireText(options.timestampField, 'timestampField');
     const cap = options.maxReportedErrors ?? DEFAULT_MAX_ERRORS;
-    return this.exclusive(async () => {
-      const started = performance.now();
-      const con = this.writer;
+    const started = performance.now();
+    // A connection of the batch's own: its lines are read, split and checked into a temporary table
+    // while another batch is being written, and only the write waits for the writer's turn.
+    // Registered before the first await, so a close() called from now on waits for this batch.
+    const done = this.connect().then((con) => this.ingestOn(con, tenantId, source, options, cap, started));
+    this.ingesting.add(done);
+    try {
+      return await done;
+    } finally {
+      this.ingesting.delete(done);
+    }
+  }
+
+  /** ingest() on the batch's connection, which it closes (and with it the stage table). */
+  private async ingestOn(con: DuckDBConnection, tenantId: string, source: IngestSource, options: IngestOptions, cap: number, started: number): Promise<IngestResult> {
+    try {
       const id = randomUUID();
       const stage = `stage_${id.replace(/-/g, '')}`;
-      const lineErrors: LineError[] = [];
+      // Rejections arrive in line order per check, not overall; the list is cut back to the first
+      // `cap` by line whenever it doubles, so it stays small and exact.
+      let lineErrors: LineError[] = [];
       let rejected = 0;
+      const firstErrors = () => lineErrors.sort((a, b) => a.line - b.line).slice(0, cap);
       const reject = (line: number, error: string) => {
         rejected++;
-        if (lineErrors.length < cap) lineErrors.push({ line, error });
+        lineErrors.push({ line, error });
+        if (lineErrors.length >= 2 * cap) lineErrors = firstErrors();
       };
       await con.run(`CREATE TEMP TABLE ${stage} (line BIGINT NOT NULL, raw VARCHAR NOT NULL)`);
-      try {
-        await this.stage(con, stage, source, reject);
-
-        // One JSON parse per event, straight into the events table: promoted fields, timestamp, id
-        // and logsource fields together. No intermediate table: materialising the parsed struct
-        // and copying it again was most of the time and memory of a batch.
+      await this.stage(con, stage, source, reject);
+      // Queued even when close() has begun since: a batch already read is written, as before.
+      return await this.queueWrite(async () => {
+        // Straight into the events table with one JSON parse per event: the promoted fields and the
+        // few keys the batch needs (timestamp, id, logsource fields) come from one list extraction.
+        // No intermediate table: materialising parsed values and copying them again was most of
+        // the time and memory of a batch.
         const ls = options.logsource ?? {};
-        const extraKeys = [options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))];
-        const parsed = eventStruct('raw', '__s', extraKeys.filter((k): k is string => k !== undefined));
-        const fieldOf = (key: string) => `(${parsed.member(key)} ->> '$')`;
+        const extraKeys = [
+          ...new Set([options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))].filter((k): k is string => k !== undefined)),
+        ];
+        const textOf = (key: string) => extraKeyText('__p', extraKeys.indexOf(key));
         const base = await this.cursor();
-        const eventId = options.eventIdField ? `coalesce(${fieldOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
-        const lsSql = (v: LogsourceValue | undefined) => (v === undefined ? 'NULL' : typeof v === 'string' ? sqlLiteral(v.toLowerCase()) : `lower(${fieldOf(v.field)})`);
+        const eventId = options.eventIdField ? `coalesce(${textOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
+        const lsSql = (v: LogsourceValue | undefined) => (v === undefined ? 'NULL' : typeof v === 'string' ? sqlLiteral(v.toLowerCase()) : `lower(${textOf(v.field)})`);
+        const eventTime = eventTimeFromText(textOf(options.timestampField), timestampJson('raw', options.timestampField));
         // Rows go in line order (DuckDB preserves insertion order), so seq follows the source.
         const insert = `INSERT INTO ${EVENTS_TABLE}
           SELECT ${base} + line, ${sqlLiteral(tenantId)}, ${eventId}, event_time, now()::TIMESTAMP,
                  ${lsSql(ls.product)}, ${lsSql(ls.category)}, ${lsSql(ls.service)},
-                 strlen(raw), raw, ${parsed.promotedItems}
-          FROM (SELECT line, raw, __s, ${eventTimeFromJson(parsed.member(options.timestampField))} AS event_time
-                FROM (SELECT line, raw, ${parsed.parse} AS __s FROM ${stage}))
+                 strlen(raw), raw, ${promotedItems('__p')}
+          FROM (SELECT line, raw, __p, ${eventTime} AS event_time
+                FROM (SELECT line, raw, ${promotedExtraction('raw', extraKeys)} AS __p FROM ${stage}))
           WHERE event_time IS NOT NULL`;
 
         const committed = await transaction(con, async () => {
@@ -227,17 +256,15 @@ export class LocalEventStore {
           if (staged > accepted) {
             // The lines without a usable timestamp are the staged lines that got no seq; only
             // they are parsed again, for the reason.
-            const ts = eventStruct('raw', '__t', [options.timestampField]);
             const timeErrors = await queryRows(
               con,
               `SELECT line, ${eventTimeRejection('ts_json', options.timestampField)} AS error
-               FROM (SELECT line, ${ts.member(options.timestampField)} AS ts_json FROM (
-                 SELECT line, ${ts.parse} AS __t FROM ${stage} WHERE ${base} + line NOT IN (SELECT seq FROM ${EVENTS_TABLE} WHERE seq > ${base})))
+               FROM (SELECT line, ${timestampJson('raw', options.timestampField)} AS ts_json
+                     FROM ${stage} WHERE ${base} + line NOT IN (SELECT seq FROM ${EVENTS_TABLE} WHERE seq > ${base}))
                ORDER BY line LIMIT ${cap}`,
             );
             for (const r of timeErrors) lineErrors.push({ line: Number(r.line), error: String(r.error) });
             rejected += staged - accepted;
-            lineErrors.sort((a, b) => a.line - b.line);
           }
           let first: number | null = null;
           let last: number | null = null;
@@ -256,21 +283,23 @@ export class LocalEventStore {
         });
         const { accepted, first, last } = committed;
         if (last !== null) this.committedCursor = last;
+        const errors = firstErrors();
         return {
           batchId: id,
           accepted,
           rejected,
-          errors: lineErrors.slice(0, cap),
-          errorsTruncated: rejected > Math.min(cap, lineErrors.length),
+          errors,
+          errorsTruncated: rejected > errors.length,
           firstSeq: first,
           lastSeq: last,
           cursor: last ?? base,
           durationMs: performance.now() - started,
         };
-      } finally {
-        await con.run(`DROP TABLE IF EXISTS ${stage}`);
-      }
-    });
+      });
+    } finally {
+      // Temporary tables end with their connection.
+      con.closeSync();
+    }
   }
 
   /**
@@ -298,39 +327,65 @@ export class LocalEventStore {
       }
       return;
     }
+    if (source.kind === 'ndjson' || source.kind === 'jsonl-file') return this.stageNdjson(con, stage, source, reject);
+    // JSON arrays: elements are serialised by JSON.stringify, strict JSON by construction.
     const appender = await con.createAppender(stage);
     try {
-      if (source.kind === 'json-array') {
-        for (const { line, value } of jsonArrayElements(source.input)) {
-          const c = checkValue(value);
-          if (!c.ok) reject(line, c.error);
-          else {
-            appender.appendBigInt(BigInt(line));
-            appender.appendVarchar(c.raw);
-            appender.endRow();
-          }
-        }
-      } else {
-        const lines = source.kind === 'ndjson' ? ndjsonLines(source.input) : jsonlFileLines(source.path);
-        try {
-          for await (const { line, text } of lines) {
-            const c = checkLine(text);
-            if (!c.ok) reject(line, c.error);
-            else {
-              appender.appendBigInt(BigInt(line));
-              appender.appendVarchar(c.raw);
-              appender.endRow();
-            }
-          }
-        } catch (e) {
-          if (e instanceof IngestSourceError) throw e;
-          const where = source.kind === 'jsonl-file' ? `JSONL file ${source.path}` : 'NDJSON stream';
-          throw new IngestSourceError(`cannot read ${where}: ${(e as Error).message}`, { cause: e });
+      for (const { line, value } of jsonArrayElements(source.input)) {
+        const c = checkValue(value);
+        if (!c.ok) reject(line, c.error);
+        else {
+          appender.appendBigInt(BigInt(line));
+          appender.appendVarchar(c.raw);
+          appender.endRow();
         }
       }
     } finally {
       appender.closeSync();
     }
+  }
+
+  /**
+   * NDJSON: each line is checked with a regular expression and a look at its first character, and
+   * DuckDB checks all of them at once (json_valid); only a line one of them flags is parsed in
+   * JavaScript, for its error. JSON.parse of every line was the largest cost of reading a batch.
+   *
+   * Stored events must be strict JSON objects (JSON.parse must read `raw` anywhere downstream), and
+   * DuckDB's reader is lenient: it accepts trailing commas and NaN/Infinity literals (a test pins
+   * both down), which LENIENT_JSON_TEXT finds before DuckDB sees the line.
+   */
+  private async stageNdjson(con: DuckDBConnection, stage: string, source: IngestSource & { kind: 'ndjson' | 'jsonl-file' }, reject: (line: number, error: string) => void): Promise<void> {
+    const appender = await con.createAppender(stage);
+    try {
+      for await (const { line, text } of source.kind === 'ndjson' ? ndjsonLines(source.input) : jsonlFileLines(source.path)) {
+        const raw = text.trim();
+        if (raw.charCodeAt(0) !== 0x7b /* { */ || LENIENT_JSON_TEXT.test(raw)) {
+          const c = checkLine(text);
+          if (!c.ok) {
+            reject(line, c.error);
+            continue;
+          }
+        }
+        appender.appendBigInt(BigInt(line));
+        appender.appendVarchar(raw);
+        appender.endRow();
+      }
+    } catch (e) {
+      if (e instanceof IngestSourceError) throw e;
+      const where = source.kind === 'jsonl-file' ? `JSONL file ${source.path}` : 'NDJSON stream';
+      throw new IngestSourceError(`cannot read ${where}: ${(e as Error).message}`, { cause: e });
+    } finally {
+      appender.closeSync();
+    }
+    const unreadable = await queryRows(con, `SELECT line, raw FROM ${stage} WHERE NOT json_valid(raw) ORDER BY line`);
+    if (unreadable.length === 0) return;
+    for (const r of unreadable) {
+      const c = checkLine(String(r.raw));
+      // Strict JSON that DuckDB cannot read (an unpaired UTF-16 surrogate escape, "\ud800"): no
+      // query could read its fields.
+      reject(Number(r.line), c.ok ? 'invalid JSON: the event store cannot read this line (an unpaired \\uD800-\\uDFFF escape?)' : c.error);
+    }
+    await exec(con, `DELETE FROM ${stage} WHERE NOT json_valid(raw)`);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -489,11 +544,10 @@ export class LocalEventStore {
       } finally {
         appender.closeSync();
       }
-      const parsed = eventStruct('raw', '__s', []);
       await exec(
         con,
-        `INSERT INTO ${name} SELECT line, 'fixture', 'fixture-' || line, now()::TIMESTAMP, now()::TIMESTAMP, NULL, NULL, NULL, strlen(raw), raw, ${parsed.promotedItems}
-         FROM (SELECT line, raw, ${parsed.parse} AS __s FROM ${stage})`,
+        `INSERT INTO ${name} SELECT line, 'fixture', 'fixture-' || line, now()::TIMESTAMP, now()::TIMESTAMP, NULL, NULL, NULL, strlen(raw), raw, ${promotedItems('__p')}
+         FROM (SELECT line, raw, ${promotedExtraction('raw')} AS __p FROM ${stage})`,
       );
       return await fn({
         name,
@@ -588,6 +642,10 @@ export class LocalEventStore {
   /** Runs write operations one after another, whatever the outcome of the previous one. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the local event store is closed'));
+    return this.queueWrite(fn);
+  }
+
+  private queueWrite<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.writeQueue.then(fn, fn);
     this.writeQueue = next.catch(() => undefined);
     return next;

@@ -1,4 +1,4 @@
-import { sqlLiteral } from './fields';
+import { jsonKeyPath, sqlLiteral } from './fields';
 
 /**
  * How an event's timestamp field becomes its UTC `event_time`, as SQL over the field's JSON value.
@@ -14,6 +14,24 @@ import { sqlLiteral } from './fields';
  */
 
 const ISO_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)?)?$';
+
+/**
+ * The form nearly every producer writes (`2024-05-06T07:08:09.123Z`), matched on the field's text
+ * (json_extract_string). Only a JSON string can have this text (numbers, booleans, objects and
+ * arrays print otherwise), it has no lower-case letters for `upper` to change, and the rule below
+ * would accept it too: so the fast path gives the general rule's result without a JSON parse.
+ */
+const COMMON_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$';
+
+/**
+ * SQL turning the timestamp field into a TIMESTAMP in UTC, or NULL when not parseable, from its
+ * text (`json_extract_string`, already extracted with the promoted fields) and, for the rows the
+ * common form misses only (CASE evaluates a branch for its rows alone), its JSON value.
+ */
+export function eventTimeFromText(text: string, json: string): string {
+  return `CASE WHEN regexp_full_match(${text}, ${sqlLiteral(COMMON_PATTERN)}) THEN TRY_CAST(TRY_CAST(${text} AS TIMESTAMPTZ) AS TIMESTAMP)
+    ELSE ${eventTimeFromJson(json)} END`;
+}
 
 /** SQL turning the timestamp field's JSON value (a column name; NULL when absent) into a TIMESTAMP in UTC, or NULL when not parseable. */
 export function eventTimeFromJson(v: string): string {
@@ -35,4 +53,10 @@ export function eventTimeRejection(v: string, field: string): string {
     WHEN ${v} IS NULL THEN 'timestamp field "${name}" is missing'
     ELSE 'timestamp field "${name}" is not an RFC 3339 time or a Unix epoch number: ' || left(CAST(${v} AS VARCHAR), 80)
   END`;
+}
+
+/** SQL: the timestamp field's JSON value in an event for eventTimeRejection; NULL when absent or null (both "missing"). */
+export function timestampJson(raw: string, field: string): string {
+  const v = `json_extract(${raw}, ${jsonKeyPath(field)})`;
+  return `CASE WHEN json_type(${v}) <> 'NULL' THEN ${v} END`;
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, listValue } from '@duckdb/node-api';
 import { IngestSourceError, LocalEventStore } from '../../siem/local/event-store';
 
 const DAY = 86_400_000;
@@ -142,6 +142,60 @@ describe('ingestion', () => {
     await expect(store.ingest('acme', { kind: 'parquet-file', path: join(dir, 'missing.parquet') }, { timestampField: 'UtcTime' })).rejects.toThrow(IngestSourceError);
   });
 
+  it('rejects what DuckDB reads but JSON does not (trailing commas, NaN, Infinity), and keeps such text inside strings', async () => {
+    // DuckDB's own check accepts these, so the store must not rely on it alone.
+    const lenient = ['{"ts": "2024-01-01T00:00:00Z", "a": 1 ,\t}', '{"ts": "2024-01-01T00:00:00Z", "a": [1, 2, ]}', '{"ts": "2024-01-01T00:00:00Z", "a": NaN}', '{"ts": "2024-01-01T00:00:00Z", "a":-Infinity}', '{"ts": "2024-01-01T00:00:00Z", "a": [inf]}'];
+    const duckdbAccepts = await store.read(async (con) => (await con.runAndReadAll(`SELECT bool_and(json_valid(x)) FROM unnest($1::VARCHAR[]) AS t(x)`, [listValue(lenient)])).getRows()[0]![0]);
+    expect(duckdbAccepts).toBe(true);
+    const lookalike = line({ ts: '2024-01-01T00:00:00Z', CommandLine: 'x, NaN ,} [-inf ,]' });
+    const r = await store.ingest('acme', { kind: 'ndjson', input: [...lenient, lookalike].join('\n') }, { timestampField: 'ts' });
+    expect(r.errors.map((e) => e.line)).toEqual([1, 2, 3, 4, 5]);
+    for (const e of r.errors) expect(e.error).toMatch(/^invalid JSON/);
+    const stored = await store.search('acme', 'true', ALL_2024);
+    expect(stored.events.map((e) => [e.seq, e.event.CommandLine])).toEqual([[6, 'x, NaN ,} [-inf ,]']]);
+  });
+
+  it('rejects a strict JSON line DuckDB cannot read (an unpaired surrogate escape) instead of failing the batch', async () => {
+    const unpaired = '{"ts": "2024-01-01T00:00:00Z", "User": "\\ud800"}';
+    expect(() => JSON.parse(unpaired)).not.toThrow();
+    const text = [line({ ts: '2024-01-01T00:00:00Z', n: 1 }), unpaired, line({ ts: '2024-01-01T00:00:02Z', n: 3 })].join('\n');
+    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 'ts' });
+    expect(r).toMatchObject({ accepted: 2, rejected: 1 });
+    expect(r.errors).toEqual([{ line: 2, error: expect.stringMatching(/^invalid JSON: the event store cannot read this line/) }]);
+  });
+
+  it('lists the first errors by line number whichever check found them', async () => {
+    const text = [
+      line({ ts: '2024-01-01T00:00:00Z' }), // 1: stored
+      line({ ts: 'later' }), // 2: timestamp, found last (at the insert)
+      '{"ts": "2024-01-01T00:00:00Z", "x": "\\udc00"}', // 3: found by DuckDB's check
+      'nope', // 4: found while reading
+      'nope', // 5
+    ].join('\n');
+    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 'ts', maxReportedErrors: 2 });
+    expect(r).toMatchObject({ accepted: 1, rejected: 4, errorsTruncated: true });
+    expect(r.errors.map((e) => e.line)).toEqual([2, 3]);
+  });
+
+  it('gives batches ingested concurrently disjoint cursor ranges in commit order, each seen once', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* slow(): AsyncGenerator<string> {
+      yield line({ ts: '2024-01-01T00:00:00Z', n: 'slow-1' }) + '\n';
+      await held;
+      yield line({ ts: '2024-01-01T00:00:01Z', n: 'slow-2' });
+    }
+    const first = store.ingest('acme', { kind: 'ndjson', input: slow() }, { timestampField: 'ts' });
+    // The second batch is read while the first is still arriving, and is written first.
+    const second = await store.ingest('acme', { kind: 'ndjson', input: [line({ ts: '2024-01-01T00:00:02Z', n: 'fast-1' }), line({ ts: '2024-01-01T00:00:03Z', n: 'fast-2' })].join('\n') }, { timestampField: 'ts' });
+    release();
+    const later = await first;
+    expect(second).toMatchObject({ firstSeq: 1, lastSeq: 2, cursor: 2 });
+    expect(later).toMatchObject({ firstSeq: 3, lastSeq: 4, cursor: 4 });
+    const seen = await store.since('acme', 'true', 0);
+    expect(seen.events.map((e) => [e.seq, e.event.n])).toEqual([[1, 'fast-1'], [2, 'fast-2'], [3, 'slow-1'], [4, 'slow-2']]);
+  });
+
   it('caps the listed errors but counts them all', async () => {
     const text = Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? 'bad' : line({ t: 'bad' }))).join('\n');
     const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 't', maxReportedErrors: 5 });
@@ -159,6 +213,8 @@ describe('timestamps', () => {
     ['2024-05-06T09:08:09+02:00', '2024-05-06T07:08:09.000Z'],
     ['2024-05-06T02:08:09-0500', '2024-05-06T07:08:09.000Z'],
     ['2024-05-06', '2024-05-06T00:00:00.000Z'],
+    ['2024-05-06t07:08:09z', '2024-05-06T07:08:09.000Z'], // lower-case letters: not the common form, same rule
+    ['2024-05-06T07:08:09.123456789Z', '2024-05-06T07:08:09.123Z'], // nanoseconds
     [1714979289, '2024-05-06T07:08:09.000Z'], // seconds
     [1714979289.25, '2024-05-06T07:08:09.250Z'],
     [1714979289123, '2024-05-06T07:08:09.123Z'], // milliseconds
@@ -319,6 +375,30 @@ describe('fixture tables', () => {
 });
 
 describe('file-backed store', () => {
+  it('lets a batch still arriving when close() is called finish and stores it', async () => {
+    const path = join(dir, 'closing.duckdb');
+    const a = await LocalEventStore.open({ path });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* arriving(): AsyncGenerator<string> {
+      yield line({ ts: '2024-01-01T00:00:00Z' }) + '\n';
+      await held;
+      yield line({ ts: '2024-01-01T00:00:01Z' });
+    }
+    const ingested = a.ingest('acme', { kind: 'ndjson', input: arriving() }, { timestampField: 'ts' });
+    const closed = a.close();
+    release();
+    expect((await ingested).accepted).toBe(2);
+    await closed;
+    await expect(a.ingest('acme', { kind: 'ndjson', input: line({ ts: '2024-01-01T00:00:00Z' }) }, { timestampField: 'ts' })).rejects.toThrow(/closed/);
+    const b = await LocalEventStore.open({ path });
+    try {
+      expect(await b.latestCursor()).toBe(2);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('keeps events, cursor and stats across reopening', async () => {
     const path = join(dir, 'store.duckdb');
     const a = await LocalEventStore.open({ path });

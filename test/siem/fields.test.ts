@@ -36,6 +36,22 @@ describe('field mapping', () => {
     // And the columns are filled (the comparison above is not NULL-vs-NULL everywhere).
     expect(await store.withFixtureTable(events, (t) => t.matching(`"Image" = 'text'`))).toEqual([1]);
   });
+
+  it('gives every promoted column of ingested events exactly the text the raw JSON fallback gives', async () => {
+    const values: unknown[] = ['text', 'Zoë "quoted" \\ back', 1, -2.5, 1e21, 12345678901234567890, true, false, null, { a: [1, 'x'] }, [1, 2], ''];
+    // Every promoted field in every event, with a value rotated per field, plus the batch's own keys.
+    const events = values.map((_, i) => ({ ts: '2024-01-01T00:00:00Z', id: `e${i}`, ...Object.fromEntries(PROMOTED_FIELDS.map((f, j) => [f, values[(i + j) % values.length]])) }));
+    const text = events.map((e) => JSON.stringify(e)).join('\n');
+    const r = await store.ingest('t', { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: { field: 'Image' } } });
+    expect(r.accepted).toBe(values.length);
+    const differ = PROMOTED_FIELDS.map((f) => `(${fieldExpression(f)} IS DISTINCT FROM json_extract_string(raw, '$."${f}"'))`).join(' OR ');
+    const window = { from: new Date(Date.UTC(2024, 0, 1)), to: new Date(Date.UTC(2024, 0, 2)) };
+    expect((await store.count('t', differ, window)).matched).toBe(0);
+    // The comparison above is not NULL-vs-NULL everywhere: each column holds its values.
+    for (const f of PROMOTED_FIELDS) expect((await store.count('t', `${fieldExpression(f)} = 'text'`, window)).matched).toBe(1);
+    const stored = await store.search('t', `"Image" = 'text'`, window);
+    expect(stored.events.map((e) => [e.eventId, e.logsource.product])).toEqual([['e0', 'text']]);
+  });
 });
 
 describe('Sigma rules over the store', () => {
