@@ -1,12 +1,11 @@
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
-import { targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { ProblemSchema, notFound } from '../http/problem';
 import { checkRuleSize } from '../limits/resource-limits';
 import { lintForTarget } from './lint-service';
+import type { TargetKind } from '../../sigma';
 
 const LintBody = openapi(
   z
@@ -45,7 +44,6 @@ const LintResponse = openapi(
 );
 
 export function lintRoutes(deps: ApiDeps) {
-  const { db } = deps.database;
   return [
     defineRoute({
       method: 'post',
@@ -61,10 +59,12 @@ export function lintRoutes(deps: ApiDeps) {
       },
       handler: async ({ body, auth }) => {
         checkRuleSize(auth, body.rule);
-        const [target] = await db
-          .select({ name: targets.name, kind: targets.kind })
-          .from(targets)
-          .where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, body.target)));
+        // Lint is called for every rule of every CI run: one prepared statement, no query builder.
+        const [target] = await deps.database.queryPrepared<{ name: string; kind: TargetKind }>(
+          'detflow_lint_target',
+          'select name, kind from targets where tenant_id = $1 and name = $2',
+          [auth.tenantId, body.target],
+        );
         if (!target) throw notFound(`No target ${body.target} in this tenant`);
         return { status: 200, body: lintForTarget(body.rule, target) };
       },
