@@ -1,11 +1,11 @@
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
 import { ALERT_STATUSES, DISPOSITIONS, alerts, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { decodeCursor, encodeCursor } from '../http/pagination';
-import { ProblemSchema, badRequest, notFound } from '../http/problem';
+import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
+import { ProblemSchema, notFound } from '../http/problem';
 import { UuidParams } from '../settings/schemas';
 
 const Alert = openapi(
@@ -102,13 +102,6 @@ export function alertRoutes(deps: ApiDeps) {
       query: AlertQuery,
       responses: { 200: { description: 'A page of alerts', schema: AlertList } },
       handler: async ({ query, auth }) => {
-        const after = decodeCursor<string>(query.cursor, 'string');
-        let position: { at: Date; id: string } | undefined;
-        if (after !== undefined) {
-          const [at, id] = after.split('|');
-          position = { at: new Date(at!), id: id! };
-          if (Number.isNaN(position.at.getTime()) || !id) throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
-        }
         const rows = await db
           .select({ a: alerts, target: targets.name })
           .from(alerts)
@@ -116,7 +109,7 @@ export function alertRoutes(deps: ApiDeps) {
           .where(
             and(
               eq(alerts.tenantId, auth.tenantId),
-              position ? or(lt(alerts.createdAt, position.at), and(eq(alerts.createdAt, position.at), lt(alerts.id, position.id))) : undefined,
+              newestFirstAfter(query.cursor, alerts.createdAt, alerts.id),
               query.status ? eq(alerts.status, query.status) : undefined,
               query.disposition ? eq(alerts.disposition, query.disposition) : undefined,
               query.rule_id ? eq(alerts.ruleId, query.rule_id.toLowerCase()) : undefined,
@@ -133,7 +126,7 @@ export function alertRoutes(deps: ApiDeps) {
           status: 200,
           body: {
             items: page.map((r) => alertView(r.a, r.target)),
-            next_cursor: rows.length > query.limit && last ? encodeCursor(`${last.a.createdAt.toISOString()}|${last.a.id}`) : null,
+            next_cursor: newestFirstCursor(last?.a, rows.length > query.limit),
           },
         };
       },

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
@@ -7,8 +7,8 @@ import { runLink } from '../context';
 import { APPROVAL_STATUSES, approvals } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { decodeCursor, encodeCursor } from '../http/pagination';
-import { ProblemSchema, badRequest, conflict, insufficientScope, notFound } from '../http/problem';
+import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
+import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/problem';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, NoiseBudget, isoDuration } from '../deployments/schemas';
@@ -158,20 +158,13 @@ export function approvalRoutes(deps: ApiDeps) {
       query: ApprovalQuery,
       responses: { 200: { description: 'A page of approvals', schema: ApprovalList } },
       handler: async ({ query, auth }) => {
-        const after = decodeCursor<string>(query.cursor, 'string');
-        let position: { at: Date; id: string } | undefined;
-        if (after !== undefined) {
-          const [at, id] = after.split('|');
-          position = { at: new Date(at!), id: id! };
-          if (Number.isNaN(position.at.getTime()) || !id) throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
-        }
         const rows = await db
           .select()
           .from(approvals)
           .where(
             and(
               eq(approvals.tenantId, auth.tenantId),
-              position ? or(lt(approvals.createdAt, position.at), and(eq(approvals.createdAt, position.at), lt(approvals.id, position.id))) : undefined,
+              newestFirstAfter(query.cursor, approvals.createdAt, approvals.id),
               query.status ? eq(approvals.status, query.status) : undefined,
               query.rule_id ? eq(approvals.ruleId, query.rule_id.toLowerCase()) : undefined,
               query.target ? sql`${approvals.targets} @> ${JSON.stringify([query.target])}::jsonb` : undefined,
@@ -181,7 +174,7 @@ export function approvalRoutes(deps: ApiDeps) {
           .limit(query.limit + 1);
         const page = rows.slice(0, query.limit);
         const last = page.at(-1);
-        return { status: 200, body: { items: page.map(view), next_cursor: rows.length > query.limit && last ? encodeCursor(`${last.createdAt.toISOString()}|${last.id}`) : null } };
+        return { status: 200, body: { items: page.map(view), next_cursor: newestFirstCursor(last, rows.length > query.limit) } };
       },
     }),
     defineRoute({

@@ -1,10 +1,10 @@
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
 import { runLink } from '../context';
 import { approvals, deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
-import { ProblemSchema, badRequest, notFound } from '../http/problem';
-import { decodeCursor, encodeCursor } from '../http/pagination';
+import { ProblemSchema, notFound } from '../http/problem';
+import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { isoDurationMs } from '../../activities/schedules';
@@ -126,13 +126,6 @@ export function deployRoutes(deps: ApiDeps) {
       query: DeploymentListQuery,
       responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
       handler: async ({ query, auth }) => {
-        const after = decodeCursor<string>(query.cursor, 'string');
-        let position: { at: Date; id: string } | undefined;
-        if (after !== undefined) {
-          const [at, id] = after.split('|');
-          position = { at: new Date(at!), id: id! };
-          if (Number.isNaN(position.at.getTime()) || !id) throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
-        }
         const rows = await db
           .select({ id: deployments.id, createdAt: deployments.createdAt })
           .from(deployments)
@@ -140,7 +133,7 @@ export function deployRoutes(deps: ApiDeps) {
           .where(
             and(
               eq(deployments.tenantId, auth.tenantId),
-              position ? or(lt(deployments.createdAt, position.at), and(eq(deployments.createdAt, position.at), lt(deployments.id, position.id))) : undefined,
+              newestFirstAfter(query.cursor, deployments.createdAt, deployments.id),
               query.rule_id ? eq(deployments.ruleId, query.rule_id.toLowerCase()) : undefined,
               query.target ? eq(targets.name, query.target) : undefined,
               query.status ? eq(deployments.status, query.status) : undefined,
@@ -151,7 +144,7 @@ export function deployRoutes(deps: ApiDeps) {
         const page = rows.slice(0, query.limit);
         const items = await Promise.all(page.map((r) => deploymentView(r.id, auth.tenantId)));
         const last = page.at(-1);
-        return { status: 200, body: { items, next_cursor: rows.length > query.limit && last ? encodeCursor(`${last.createdAt.toISOString()}|${last.id}`) : null } };
+        return { status: 200, body: { items, next_cursor: newestFirstCursor(last, rows.length > query.limit) } };
       },
     }),
   ];

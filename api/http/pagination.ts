@@ -1,3 +1,5 @@
+import { and, eq, lt, or, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { badRequest } from './problem';
 
@@ -20,4 +22,23 @@ export function decodeCursor<T extends string | number>(cursor: string | undefin
     // fall through to the uniform error below: the cursor is opaque to clients
   }
   throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+}
+
+/**
+ * Newest-first lists keyed by (created_at, id): the cursor is the last row's pair, and the next page
+ * is every row strictly older in that order, so rows created in the same instant are not skipped.
+ */
+export function newestFirstAfter(cursor: string | undefined, createdAt: PgColumn, id: PgColumn): SQL | undefined {
+  const after = decodeCursor<string>(cursor, 'string');
+  if (after === undefined) return undefined;
+  const [at, key] = after.split('|');
+  const when = new Date(at ?? '');
+  if (Number.isNaN(when.getTime()) || !key) {
+    throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+  }
+  return or(lt(createdAt, when), and(eq(createdAt, when), lt(id, key)));
+}
+
+export function newestFirstCursor(last: { createdAt: Date; id: string } | undefined, more: boolean): string | null {
+  return more && last ? encodeCursor(`${last.createdAt.toISOString()}|${last.id}`) : null;
 }

@@ -107,6 +107,17 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
     expect(missing.body.detail).toMatch(/no version 9/);
   });
 
+  it('lists deployments newest first, paged by an opaque cursor, filtered by rule and status', async () => {
+    const all = await svc.request('GET', `/api/v1/deployments?rule_id=${RULE_ID}&limit=500`);
+    expect(all.body.items.length).toBeGreaterThanOrEqual(3);
+    const first = await svc.request('GET', `/api/v1/deployments?rule_id=${RULE_ID}&limit=1`);
+    const second = await svc.request('GET', `/api/v1/deployments?rule_id=${RULE_ID}&limit=1&cursor=${first.body.next_cursor}`);
+    expect([first.body.items[0].id, second.body.items[0].id]).toEqual(all.body.items.slice(0, 2).map((d: { id: string }) => d.id));
+    const active = await svc.request('GET', `/api/v1/deployments?rule_id=${RULE_ID}&status=active`);
+    expect(active.body.items.every((d: { status: string }) => d.status === 'active')).toBe(true);
+    expect((await svc.request('GET', '/api/v1/deployments?cursor=bm9wZQ')).status).toBe(400);
+  });
+
   it('answers 404 for an unknown rule, target or deployment', async () => {
     expect((await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: 'nope', target: 'local', approval_required: false } })).status).toBe(404);
     expect((await deploy(undefined, { target: 'splunk-prod' })).status).toBe(404);
