@@ -52,6 +52,15 @@ export class ApiClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+    return this.send<T>(method, path, body === undefined ? undefined : { text: JSON.stringify(body), contentType: 'application/json' }, headers);
+  }
+
+  /** A request whose body is already text of the given type (e.g. NDJSON events). */
+  async requestText<T>(method: string, path: string, text: string, contentType: string): Promise<{ status: number; body: T }> {
+    return this.send<T>(method, path, { text, contentType }, {});
+  }
+
+  private async send<T>(method: string, path: string, body: { text: string; contentType: string } | undefined, headers: Record<string, string>): Promise<{ status: number; body: T }> {
     const doFetch = this.options.fetchImpl ?? fetch;
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let res: Response;
@@ -59,9 +68,9 @@ export class ApiClient {
     try {
       res = await doFetch(`${this.base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${this.options.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: { authorization: `Bearer ${this.options.token}`, ...(body !== undefined ? { 'content-type': body.contentType } : {}), ...headers },
         signal: AbortSignal.timeout(timeoutMs),
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(body !== undefined ? { body: body.text } : {}),
       });
       text = await res.text();
     } catch (err) {

@@ -7,6 +7,7 @@ import { EXIT, UsageError, type Io } from './io';
 import { lintOffline, lintThroughApi } from './lint';
 import { lintFailed, lintReport } from './lint-report';
 import { pushCommand } from './push';
+import { ingestCommand } from './ingest';
 import { rollbackCommand, type RollbackOptions } from './rollback';
 import { emitReport, REPORT_FORMATS, type ReportFormat } from './report-output';
 import { testRuleFile, type RuleTestOutcome } from './rule-test';
@@ -51,6 +52,21 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .action(async (paths: string[], options: { format: 'text' | 'json' }) => {
       const files = ruleFilesOf(paths);
       setCode(await pushCommand(io, ApiClient.fromEnv(io.env), files, options.format));
+    });
+
+  program
+    .command('ingest')
+    .description('Send events to a target’s event store: JSONL/NDJSON, JSON arrays (.json) or Parquet (.parquet)')
+    .argument('<files...>', 'event files')
+    .option('--target <name>', 'a target of your tenant whose store takes events', 'local')
+    .option('--timestamp-field <field>', 'the field holding each event’s time', '@timestamp')
+    .option('--product <product>', 'logsource.product of every event')
+    .option('--category <category>', 'logsource.category of every event')
+    .option('--service <service>', 'logsource.service of every event')
+    .addOption(new Option('--batch-lines <n>', 'events per request (each request is stored atomically)').argParser(wholeNumber(1)).default(100_000))
+    .addOption(textOrJsonOption())
+    .action(async (files: string[], options: { target: string; timestampField: string; product?: string; category?: string; service?: string; batchLines: number; format: 'text' | 'json' }) => {
+      setCode(await ingestCommand(io, ApiClient.fromEnv(io.env), files, options));
     });
 
   program

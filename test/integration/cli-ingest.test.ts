@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { startTestService, type TestService } from '../support/harness';
+
+const BIN = path.join(__dirname, '../../cli/bin.js');
+
+function detflow(svc: TestService, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NODE_OPTIONS: '', DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    child.stderr.on('data', (d) => (out += String(d)));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+const event = (i: number) => ({ '@timestamp': `2026-11-20T10:00:${String(i).padStart(2, '0')}Z`, Image: `C:\\t\\p${i}.exe`, EventID: 1 });
+
+describe('detflow ingest', () => {
+  let svc: TestService;
+  let dir: string;
+  beforeAll(async () => {
+    svc = await startTestService();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-ingest-'));
+  });
+  afterAll(async () => {
+    await svc.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends JSONL in batches and names rejected lines by their line in the file', async () => {
+    const file = path.join(dir, 'events.jsonl');
+    const lines = [event(1), event(2), 'not json', event(4), { Image: 'no time' }, event(6)].map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    const res = await detflow(svc, ['ingest', file, '--product', 'windows', '--batch-lines', '2']);
+    expect(res.code).toBe(1);
+    expect(res.out).toContain(`${file}: 4 accepted, 2 rejected`);
+    expect(res.out).toContain(`${file}:3:`);
+    expect(res.out).toContain(`${file}:5:`);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(4);
+  });
+
+  it('sends JSON arrays and Parquet files', async () => {
+    const array = path.join(dir, 'events.json');
+    fs.writeFileSync(array, JSON.stringify([event(10), event(11), event(12)]));
+    const parquet = path.join(dir, 'events.parquet');
+    const instance = await DuckDBInstance.create(':memory:');
+    const con = await instance.connect();
+    await con.run(`COPY (SELECT '2026-11-21T08:00:00Z' AS "@timestamp", 'C:\\x\\q' || i || '.exe' AS "Image" FROM range(5) t(i)) TO '${parquet}' (FORMAT parquet)`);
+    con.closeSync();
+    instance.closeSync();
+    const before = (await svc.siem.localStore.tenantStats('default')).events;
+    const res = await detflow(svc, ['ingest', array, parquet, '--format', 'json']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.out);
+    expect(report.files.map((f: { accepted: number }) => f.accepted)).toEqual([3, 5]);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before + 8);
+  });
+
+  it('exits 2 for a file that is not there or a target that does not exist', async () => {
+    expect((await detflow(svc, ['ingest', path.join(dir, 'missing.jsonl')])).code).toBe(2);
+    const file = path.join(dir, 'one.jsonl');
+    fs.writeFileSync(file, JSON.stringify(event(1)));
+    const res = await detflow(svc, ['ingest', file, '--target', 'nowhere']);
+    expect(res.code).toBe(2);
+    expect(res.out).toMatch(/nowhere/);
+  });
+});
