@@ -6,6 +6,7 @@ import { createDeploymentActivities } from './deployments';
 import { createNotificationActivities } from './notifications';
 import { createDetectionActivities } from './detection';
 import { createApprovalActivities } from './approvals';
+import { createRetentionActivities } from './retention';
 import { createScheduleActivities, type TemporalDeps } from './schedules';
 import { createReplayActivities } from './replay';
 
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNotificationActivities(deps),
     ...createDetectionActivities(deps),
     ...createApprovalActivities(deps),
+    ...createRetentionActivities(deps),
     ...createScheduleActivities(deps),
     ...createReplayActivities(deps),
   };

@@ -7,6 +7,22 @@ import { KIND, RULE_ID, TARGET, TENANT } from '../workflows/search-attributes';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
+export const RETENTION_SCHEDULE_ID = 'retention/daily';
+
+/** The daily retention pass; created once per Temporal namespace, harmless to call again. */
+export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<void> {
+  try {
+    await temporal.client.schedule.create({
+      scheduleId: RETENTION_SCHEDULE_ID,
+      spec: { intervals: [{ every: '1 day' }] },
+      action: { type: 'startWorkflow', workflowType: 'ApplyRetention', args: [], taskQueue: temporal.taskQueue, workflowId: RETENTION_SCHEDULE_ID, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+}
+
 export function detectionScheduleId(tenantId: string, deploymentId: string): string {
   return `detect/${tenantId}/${deploymentId}`;
 }

@@ -26,6 +26,8 @@ export const tenants = pgTable('tenants', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   tier: text('tier', { enum: ['free', 'professional', 'enterprise', 'unlimited'] }).notNull(),
+  /** Days the local event store keeps this tenant's events; older ones are deleted daily. */
+  retentionDays: integer('retention_days').notNull().default(90),
   createdAt: createdAt(),
 });
 

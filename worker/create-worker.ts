@@ -3,6 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import { createActivities } from '../activities';
+import { ensureRetentionSchedule } from '../activities/schedules';
 import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
 
@@ -38,6 +39,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
+    await ensureRetentionSchedule({ client: wiring.client, taskQueue: wiring.taskQueue });
     return { worker, connection };
   } catch (err) {
     await connection.close();

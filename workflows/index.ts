@@ -3,4 +3,5 @@ export { DeployWithApproval } from './deploy-with-approval';
 export { Notify } from './notify';
 export { DetectionRun } from './detection-run';
 export { Rollback } from './rollback';
+export { ApplyRetention } from './retention';
 export { Replay, ShadowEvaluation } from './replay';

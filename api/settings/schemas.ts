@@ -56,14 +56,18 @@ export const CreateTenantBody = openapi(
 
 export const UpdateTenantBody = openapi(
   z
-    .object({ name: z.string().min(1).max(200).optional(), tier: z.enum(TIERS).optional() })
+    .object({
+      name: z.string().min(1).max(200).optional(),
+      tier: z.enum(TIERS).optional(),
+      retention_days: z.number().int().min(1).max(3650).optional().describe('Days the local event store keeps the tenant’s events'),
+    })
     .strict()
-    .refine((v) => v.name !== undefined || v.tier !== undefined, 'give name or tier'),
+    .refine((v) => v.name !== undefined || v.tier !== undefined || v.retention_days !== undefined, 'give name, tier or retention_days'),
   'UpdateTenant',
 );
 
 export const Tenant = openapi(
-  z.object({ id: z.string(), name: z.string(), tier: z.enum(TIERS), environments: z.array(z.string()), created_at: z.string() }),
+  z.object({ id: z.string(), name: z.string(), tier: z.enum(TIERS), retention_days: z.number().int(), environments: z.array(z.string()), created_at: z.string() }),
   'Tenant',
 );
 export const CreatedTenant = openapi(Tenant.extend({ admin_token: CreatedApiKey }), 'CreatedTenant');

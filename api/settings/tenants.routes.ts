@@ -17,7 +17,7 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
     const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
     if (!row) return undefined;
     const envs = await db.select({ name: environments.name }).from(environments).where(eq(environments.tenantId, id)).orderBy(asc(environments.createdAt), asc(environments.name));
-    return { id: row.id, name: row.name, tier: row.tier, environments: envs.map((e) => e.name), created_at: row.createdAt.toISOString() };
+    return { id: row.id, name: row.name, tier: row.tier, retention_days: row.retentionDays, environments: envs.map((e) => e.name), created_at: row.createdAt.toISOString() };
   }
 
   return [
@@ -74,7 +74,7 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       method: 'patch',
       path: '/settings/tenants/{id}',
       operationId: 'updateTenant',
-      summary: "Change a tenant's name or tier",
+      summary: "Change a tenant's name, tier or event retention",
       tag: 'settings',
       permission: 'operator',
       params: IdParams,
@@ -86,7 +86,11 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       handler: async ({ params, body }) => {
         const updated = await db
           .update(tenants)
-          .set({ ...(body.name !== undefined ? { name: body.name } : {}), ...(body.tier !== undefined ? { tier: body.tier } : {}) })
+          .set({
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.tier !== undefined ? { tier: body.tier } : {}),
+            ...(body.retention_days !== undefined ? { retentionDays: body.retention_days } : {}),
+          })
           .where(eq(tenants.id, params.id))
           .returning({ id: tenants.id });
         if (updated.length === 0) throw notFound(`No tenant ${params.id}`);

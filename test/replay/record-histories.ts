@@ -157,6 +157,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     await expectResult(finished(expiring.workflow_id), { status: 'expired' }, 'deploy expired');
     runs.set('deploy-with-approval-expired', { workflowId: expiring.workflow_id, runId: undefined });
 
+    // ApplyRetention --------------------------------------------------------------------------------
+    const retentionId = `retention/recorded-${Date.now()}`;
+    await svc.client.workflow.execute('ApplyRetention', { taskQueue: svc.taskQueue, workflowId: retentionId, args: [] });
+    runs.set('apply-retention-daily', { workflowId: retentionId, runId: undefined });
+
     // Rollback ------------------------------------------------------------------------------------
     // A rule with versions 1 and 2 deployed rolls back to 1; a rule with only version 1 is removed.
     const deployRevision = async (ruleId: string, revision: number) => {
