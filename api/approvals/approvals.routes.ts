@@ -13,6 +13,7 @@ import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, NoiseBudget, isoDuration } from '../deployments/schemas';
 import { submitChange } from '../deployments/submit-change';
+import { longPoll } from '../http/long-poll';
 import { isoDurationMs } from '../../activities/schedules';
 import { decideUpdate } from '../../workflows/deploy-with-approval';
 
@@ -107,13 +108,7 @@ export function approvalRoutes(deps: ApiDeps) {
   }
   /** Polls the record until `ready` holds or the seconds run out (long-poll for CI). */
   async function waitFor(tenantId: string, id: string, seconds: number, ready: (a: Row) => boolean) {
-    const deadline = Date.now() + seconds * 1000;
-    let row = await find(tenantId, id);
-    while (!ready(row) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      row = await find(tenantId, id);
-    }
-    return row;
+    return (await longPoll(() => find(tenantId, id), ready, seconds))!;
   }
 
   return [

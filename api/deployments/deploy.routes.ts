@@ -9,6 +9,7 @@ import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { isoDurationMs } from '../../activities/schedules';
 import { submitChange } from './submit-change';
+import { longPoll } from '../http/long-poll';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
 
 const SETTLED = new Set(['active', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
@@ -106,12 +107,7 @@ export function deployRoutes(deps: ApiDeps) {
         404: { description: 'No such deployment in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        const deadline = Date.now() + query.wait * 1000;
-        let view = await deploymentView(params.id, auth.tenantId);
-        while (view && !SETTLED.has(view.status) && Date.now() < deadline && !req.socket.destroyed) {
-          await new Promise((r) => setTimeout(r, 100));
-          view = await deploymentView(params.id, auth.tenantId);
-        }
+        const view = await longPoll(() => deploymentView(params.id, auth.tenantId), (v) => SETTLED.has(v.status), query.wait, () => req.socket.destroyed);
         if (!view) throw notFound(`No deployment ${params.id} in this tenant`);
         return { status: 200, body: view };
       },

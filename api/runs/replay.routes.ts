@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
+import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { replays, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
@@ -14,7 +15,7 @@ import { Replay, replayProgressQuery, type ReplayInput, type ReplayProgress } fr
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody, isoDurationToMs } from './schemas';
-import { checkConcurrentRuns, longPoll, resolveRunRule, resolveRunTarget } from './run-request';
+import { checkConcurrentRuns, resolveRunRule, resolveRunTarget } from './run-request';
 
 const DAY_MS = 86_400_000;
 /** How long a GET waits for a running replay to answer its progress query before reporting none. */
@@ -188,7 +189,7 @@ export function replayRoutes(deps: ApiDeps) {
         404: { description: 'No such replay in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        const settled = await longPoll(() => replayView(params.id, auth.tenantId, false), query.wait, () => req.socket.destroyed);
+        const settled = await longPoll(() => replayView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No replay ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await replayView(params.id, auth.tenantId, true) : settled;
         return { status: 200, body: view };

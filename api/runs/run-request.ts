@@ -68,14 +68,3 @@ export async function checkConcurrentRuns(db: Db, auth: AuthContext): Promise<vo
   const running = Number(r!.n) + Number(s!.n);
   if (running >= max) throw resourceLimit(`${running} replays and shadow evaluations are running; the ${auth.tier} tier allows ${max} at once`);
 }
-
-/** Polls `read` until the run is no longer running or `seconds` pass (or the client left). */
-export async function longPoll<T extends { status: string }>(read: () => Promise<T | undefined>, seconds: number, gone: () => boolean): Promise<T | undefined> {
-  const deadline = Date.now() + seconds * 1000;
-  let view = await read();
-  while (view && view.status === 'running' && Date.now() < deadline && !gone()) {
-    await new Promise((r) => setTimeout(r, 100));
-    view = await read();
-  }
-  return view;
-}

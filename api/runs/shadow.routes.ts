@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
+import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { shadowRuns, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
@@ -12,7 +13,7 @@ import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/s
 import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInput, type ShadowProgress } from '../../workflows/shadow';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { Shadow, ShadowBody, isoDurationToMs } from './schemas';
-import { checkConcurrentRuns, longPoll, resolveRunRule, resolveRunTarget } from './run-request';
+import { checkConcurrentRuns, resolveRunRule, resolveRunTarget } from './run-request';
 
 /** Shadow evaluations are live; the longest one a request may start. */
 const MAX_SHADOW_DAYS = 30;
@@ -169,7 +170,7 @@ export function shadowRoutes(deps: ApiDeps) {
         404: { description: 'No such shadow evaluation in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        const settled = await longPoll(() => shadowView(params.id, auth.tenantId, false), query.wait, () => req.socket.destroyed);
+        const settled = await longPoll(() => shadowView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No shadow evaluation ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await shadowView(params.id, auth.tenantId, true) : settled;
         return { status: 200, body: view };
