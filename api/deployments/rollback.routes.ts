@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { and, desc, eq, inArray, ne } from 'drizzle-orm';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
+import { startOrJoin } from '../http/start-workflow';
 import { runLink } from '../context';
 import { deployments, rules, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
@@ -102,27 +102,18 @@ export function rollbackRoutes(deps: ApiDeps) {
           to: toVersion !== null ? { deploymentId: id, version: toVersion } : null,
           reason: body.reason,
         };
-        let runId: string;
-        try {
-          const handle = await deps.temporal.client.workflow.start(Rollback, {
-            workflowId,
-            taskQueue: deps.temporal.taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            typedSearchAttributes: [
-              { key: TENANT, value: auth.tenantId },
-              { key: RULE_ID, value: ruleId },
-              { key: TARGET, value: target.name },
-              { key: KIND, value: 'rollback' },
-              { key: STATUS, value: 'running' },
-            ],
-          });
-          runId = handle.firstExecutionRunId;
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          runId = (await deps.temporal.client.workflow.getHandle(workflowId).describe()).runId;
-        }
+        const runId = await startOrJoin(deps.temporal.client, Rollback, {
+          workflowId,
+          taskQueue: deps.temporal.taskQueue,
+          args: [input],
+          typedSearchAttributes: [
+            { key: TENANT, value: auth.tenantId },
+            { key: RULE_ID, value: ruleId },
+            { key: TARGET, value: target.name },
+            { key: KIND, value: 'rollback' },
+            { key: STATUS, value: 'running' },
+          ],
+        });
         const run = runLink(deps.temporal, workflowId, runId);
         return {
           status: 202,

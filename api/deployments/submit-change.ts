@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
+import { startOrJoin } from '../http/start-workflow';
 import { approvals, deployments, rules, targets } from '../../db/schema';
 import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
 import { claimIdempotencyKey } from '../http/idempotency';
@@ -131,29 +131,18 @@ export async function submitChange(deps: ApiDeps, auth: AuthContext, change: Cha
     noiseBudget: change.noiseBudget,
     approval: approvalId ? { approvalId, requestedBy: auth.tokenId, expiresInMs: change.expiresInMs } : null,
   };
-  let runId: string;
-  try {
-    const handle = await deps.temporal.client.workflow.start(DeployWithApproval, {
-      workflowId,
-      taskQueue: deps.temporal.taskQueue,
-      args: [input],
-      // A retried request joins the run the first one started instead of starting another.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: TENANT, value: auth.tenantId },
-        { key: RULE_ID, value: ruleId },
-        { key: TARGET, value: chosen.map((t) => t.name).join(',') },
-        { key: KIND, value: approvalId ? 'approval' : 'deploy' },
-        { key: STATUS, value: approvalId ? 'pending_approval' : 'deploying' },
-      ],
-    });
-    runId = handle.firstExecutionRunId;
-  } catch (err) {
-    // The run already finished: the key still names it.
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    runId = (await deps.temporal.client.workflow.getHandle(workflowId).describe()).runId;
-  }
+  const runId = await startOrJoin(deps.temporal.client, DeployWithApproval, {
+    workflowId,
+    taskQueue: deps.temporal.taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT, value: auth.tenantId },
+      { key: RULE_ID, value: ruleId },
+      { key: TARGET, value: chosen.map((t) => t.name).join(',') },
+      { key: KIND, value: approvalId ? 'approval' : 'deploy' },
+      { key: STATUS, value: approvalId ? 'pending_approval' : 'deploying' },
+    ],
+  });
   await db.update(deployments).set({ runId }).where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
   return { approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
 }

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
+import { startOrJoin } from '../http/start-workflow';
 import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { replays, targets } from '../../db/schema';
@@ -143,29 +144,18 @@ export function replayRoutes(deps: ApiDeps) {
           windowFrom: stored!.windowFrom.toISOString(),
           windowTo: stored!.windowTo.toISOString(),
         };
-        let runId: string;
-        try {
-          const handle = await temporal.client.workflow.start(Replay, {
-            workflowId: stored!.workflowId,
-            taskQueue: temporal.taskQueue,
-            args: [input],
-            // A retried request joins the run the first one started instead of starting another.
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            typedSearchAttributes: [
-              { key: TENANT, value: auth.tenantId },
-              { key: RULE_ID, value: stored!.ruleId },
-              { key: TARGET, value: target.name },
-              { key: KIND, value: 'replay' },
-              { key: STATUS, value: 'running' },
-            ],
-          });
-          runId = handle.firstExecutionRunId;
-        } catch (err) {
-          // The run already finished: the key still names it.
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          runId = (await temporal.client.workflow.getHandle(stored!.workflowId).describe()).runId;
-        }
+        const runId = await startOrJoin(temporal.client, Replay, {
+          workflowId: stored!.workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [input],
+          typedSearchAttributes: [
+            { key: TENANT, value: auth.tenantId },
+            { key: RULE_ID, value: stored!.ruleId },
+            { key: TARGET, value: target.name },
+            { key: KIND, value: 'replay' },
+            { key: STATUS, value: 'running' },
+          ],
+        });
         await db.update(replays).set({ runId }).where(eq(replays.id, replayId));
         const view = (await replayView(replayId, auth.tenantId, false))!;
         return {

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
+import { startOrJoin } from '../http/start-workflow';
 import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { shadowRuns, targets } from '../../db/schema';
@@ -125,27 +126,18 @@ export function shadowRoutes(deps: ApiDeps) {
           intervalMs,
           continueAsNewAfter: body.continue_as_new_after,
         };
-        let runId: string;
-        try {
-          const handle = await temporal.client.workflow.start(ShadowEvaluation, {
-            workflowId,
-            taskQueue: temporal.taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            typedSearchAttributes: [
-              { key: TENANT, value: auth.tenantId },
-              { key: RULE_ID, value: rule.ruleId },
-              { key: TARGET, value: target.name },
-              { key: KIND, value: 'shadow' },
-              { key: STATUS, value: 'running' },
-            ],
-          });
-          runId = handle.firstExecutionRunId;
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          runId = (await temporal.client.workflow.getHandle(workflowId).describe()).runId;
-        }
+        const runId = await startOrJoin(temporal.client, ShadowEvaluation, {
+          workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [input],
+          typedSearchAttributes: [
+            { key: TENANT, value: auth.tenantId },
+            { key: RULE_ID, value: rule.ruleId },
+            { key: TARGET, value: target.name },
+            { key: KIND, value: 'shadow' },
+            { key: STATUS, value: 'running' },
+          ],
+        });
         // The first run's id: continue-as-new adds runs under the same workflow id.
         await db.update(shadowRuns).set({ runId }).where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
         const view = (await shadowView(shadowId, auth.tenantId, false))!;
