@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { detectionRuns } from '../../db/schema';
-import { startTestService, type TestService } from '../support/harness';
+import { startTestService, type TestService, until } from '../support/harness';
 
 const ruleText = (id: string, image: string, revision = 1) =>
   `title: Detect ${image} (revision ${revision})
@@ -18,16 +18,6 @@ detection:
 
 let seq = 0;
 const event = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('scheduled detection on the local target', () => {
   let svc: TestService;

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { alerts, deployments, replays, targets } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 import { KIND, RULE_ID as RULE_ID_ATTR, STATUS } from '../../workflows/search-attributes';
-import { createTenant, startTestService, type TestService } from '../support/harness';
+import { createTenant, startTestService, type TestService, until } from '../support/harness';
 
 const RULE_ID = 'a1e0c0de-0000-4000-8000-000000000001';
 // Two fields, so a past false positive is recognised by (Image, CommandLine), not by Image alone.
@@ -53,16 +53,6 @@ function generate(): Gen[] {
 const DATA = generate();
 const WINDOW = { from: iso(BASE), to: iso(BASE + 3 * DAY) };
 const COST_MODEL = { currency: 'EUR', price_per_gb_scanned: 1000, triage_minutes_per_alert: 10, cost_per_analyst_hour: 60 };
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('replay (POST /rules/replay, GET /replays/{id})', () => {
   let svc: TestService;

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { count, eq } from 'drizzle-orm';
 import { alerts, shadowRuns } from '../../db/schema';
-import { createTenant, startTestService, type TestService } from '../support/harness';
+import { createTenant, startTestService, type TestService, until } from '../support/harness';
 
 const RULE_ID = '5aad0000-0000-4000-8000-000000000001';
 const ruleText = `title: Shadowed tool
@@ -20,16 +20,6 @@ const COST_MODEL = { currency: 'USD', price_per_gb_scanned: 5000, triage_minutes
 
 let n = 0;
 const line = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} ${++n}`, Computer: 'host-1' });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('shadow evaluation (POST /rules/shadow, GET /shadows/{id})', () => {
   let svc: TestService;

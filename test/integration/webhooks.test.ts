@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { sigmaRule, startTestService, type TestService } from '../support/harness';
+import { sigmaRule, startTestService, type TestService, until } from '../support/harness';
 
 type Received = { headers: http.IncomingHttpHeaders; body: string; answered: number };
 
@@ -40,16 +40,6 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const SECRET = 'a-webhook-secret-of-some-length';

@@ -23,7 +23,7 @@ import path from 'node:path';
 import type { DetectionOutcome } from '../../activities/detection';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
-import { createApiKey, startTestService, type TestResponse, type TestService } from '../support/harness';
+import { createApiKey, startTestService, type TestResponse, type TestService, until } from '../support/harness';
 import { historyToJSON } from './history-json';
 
 const HISTORIES_DIR = path.join(__dirname, 'histories');
@@ -54,16 +54,6 @@ const event = (image: string, at = Date.now()) =>
 function expectStatus(res: TestResponse, status: number, what: string): TestResponse {
   if (res.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${res.status} ${res.text}`);
   return res;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 60): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function freePort(): Promise<number> {

@@ -224,3 +224,14 @@ function installTestRuntimeLogging(logger: pino.Logger) {
   installTemporalLogging(logger);
   runtimeInstalled = true;
 }
+
+/** Polls `fn` until it returns something other than undefined; fails naming `what` after `seconds`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
