@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { DayCount, RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 import { exec, rows as queryRows, transaction } from './duckdb';
-import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
-import { existsExpression, extraKeyText, fieldExpression, PROMOTED_FIELDS, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
+import { existsExpression, fieldExpression, PROMOTED_FIELDS, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
+import { GroupCommitQueue, type GroupWriter } from './group-commit';
+import { createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob, type StageTable } from './ingest-write';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE, eventsTableDdl, FIXTURE_SCHEMA, STORE_DDL } from './schema';
 import { checkLine, checkValue, IngestSourceError, jsonArrayElements, jsonlFileLines, ndjsonLines, type IngestSource } from './sources';
 
@@ -102,6 +103,12 @@ export interface LocalEventStoreOptions {
   readonly memoryLimit?: string;
   /** DuckDB worker threads; DuckDB's default (all cores) when absent. */
   readonly threads?: number;
+  /**
+   * Longest time an open group commit waits, with nothing to write, for ingest batches still
+   * being read, to share their transaction (see group-commit.ts); default 1000 ms, 0 to never wait.
+   * A batch is acknowledged when its group commits.
+   */
+  readonly groupCommitWaitMs?: number;
 }
 
 const DEFAULT_MAX_ERRORS = 1000;
@@ -114,6 +121,9 @@ const LENIENT_JSON_TEXT = /,[ \t\r\n]*[\]}]|[:,[][ \t\r\n]*[-+]?(?:[iI][nN][fF]|
 /** Reader connections kept open between calls; more concurrent readers get fresh ones. */
 const MAX_IDLE_READERS = 4;
 const DAY_MS = 86_400_000;
+/** DuckDB's row group: a transaction appending at least this many rows skips the write-ahead log. */
+const ROW_GROUP_ROWS = 122_880;
+const DEFAULT_GROUP_COMMIT_WAIT_MS = 1000;
 
 /**
  * The `local` target's event store: one DuckDB database holding every tenant's events.
@@ -127,7 +137,8 @@ const DAY_MS = 86_400_000;
  * over `fieldExpression`; they are trusted code, never user text.
  */
 export class LocalEventStore {
-  private writeQueue: Promise<unknown> = Promise.resolve();
+  /** The writer's queue: exclusive writes, and ingest batches committed in groups. */
+  private readonly writes: GroupCommitQueue<IngestJob, BatchWrite>;
   private closed = false;
   /** Reader connections between calls: a replay makes one count call per chunk. */
   private readonly idleReaders: DuckDBConnection[] = [];
@@ -139,7 +150,10 @@ export class LocalEventStore {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
-  ) {}
+    groupCommitWaitMs: number,
+  ) {
+    this.writes = new GroupCommitQueue(this.groupWriter(), { fullGroupRows: ROW_GROUP_ROWS, maxWaitMs: groupCommitWaitMs });
+  }
 
   static async open(options: LocalEventStoreOptions): Promise<LocalEventStore> {
     const config: Record<string, string> = {};
@@ -155,7 +169,7 @@ export class LocalEventStore {
     // Event times are UTC; TIMESTAMPTZ → TIMESTAMP casts follow the session time zone.
     await writer.run(`SET GLOBAL TimeZone = 'UTC'`);
     for (const ddl of STORE_DDL) await writer.run(ddl);
-    const store = new LocalEventStore(instance, writer);
+    const store = new LocalEventStore(instance, writer, options.groupCommitWaitMs ?? DEFAULT_GROUP_COMMIT_WAIT_MS);
     await store.dropLeftoverFixtures();
     await store.backfillEventHours();
     return store;
@@ -166,7 +180,7 @@ export class LocalEventStore {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.ingesting]);
-    await this.writeQueue.catch(() => undefined);
+    await this.writes.exclusive(async () => undefined);
     for (const con of this.idleReaders.splice(0)) con.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
@@ -191,16 +205,24 @@ export class LocalEventStore {
    * failure (a stream error, a full disk) stores nothing of the batch and a success stores all its
    * good lines. A source that is unusable as a whole (a JSON array document that does not parse, a
    * missing Parquet file) throws IngestSourceError.
+   *
+   * Batches that are ready together may share that transaction (see group-commit.ts); the call
+   * returns once the transaction holding its batch has committed. A batch that fails in a shared
+   * transaction is written again alone, so it fails alone.
    */
   async ingest(tenantId: string, source: IngestSource, options: IngestOptions): Promise<IngestResult> {
     requireText(tenantId, 'tenantId');
     requireText(options.timestampField, 'timestampField');
     const cap = options.maxReportedErrors ?? DEFAULT_MAX_ERRORS;
     const started = performance.now();
-    // A connection of the batch's own: its lines are read, split and checked into a temporary table
-    // while another batch is being written, and only the write waits for the writer's turn.
+    // Announced before the first await, so a group being formed now may wait for this batch.
+    const staged = this.writes.announce();
+    // A connection of the batch's own: its lines are read, split and checked into a stage table
+    // while other batches are being written, and only the write waits for the writer's turn.
     // Registered before the first await, so a close() called from now on waits for this batch.
-    const done = this.connect().then((con) => this.ingestOn(con, tenantId, source, options, cap, started));
+    const done = this.connect()
+      .then((con) => this.ingestOn(con, tenantId, source, options, cap, started, staged))
+      .finally(staged);
     this.ingesting.add(done);
     try {
       return await done;
@@ -209,11 +231,11 @@ export class LocalEventStore {
     }
   }
 
-  /** ingest() on the batch's connection, which it closes (and with it the stage table). */
-  private async ingestOn(con: DuckDBConnection, tenantId: string, source: IngestSource, options: IngestOptions, cap: number, started: number): Promise<IngestResult> {
+  /** ingest() on the batch's connection, which it closes after dropping the stage table. */
+  private async ingestOn(con: DuckDBConnection, tenantId: string, source: IngestSource, options: IngestOptions, cap: number, started: number, staged: () => void): Promise<IngestResult> {
+    const id = randomUUID();
+    const stage = stageTable(id);
     try {
-      const id = randomUUID();
-      const stage = `stage_${id.replace(/-/g, '')}`;
       // Rejections arrive in line order per check, not overall; the list is cut back to the first
       // `cap` by line whenever it doubles, so it stays small and exact.
       let lineErrors: LineError[] = [];
@@ -224,82 +246,72 @@ export class LocalEventStore {
         lineErrors.push({ line, error });
         if (lineErrors.length >= 2 * cap) lineErrors = firstErrors();
       };
-      await con.run(`CREATE TEMP TABLE ${stage} (line BIGINT NOT NULL, raw VARCHAR NOT NULL)`);
+      for (const sql of createStageSql(stage)) await con.run(sql);
       await this.stage(con, stage, source, reject);
+      const rows = Number((await queryRows(con, `SELECT count(*) AS n FROM ${stage.qualified}`))[0]!.n);
       // Queued even when close() has begun since: a batch already read is written, as before.
-      return await this.queueWrite(async () => {
-        // Straight into the events table with one JSON parse per event: the promoted fields and the
-        // few keys the batch needs (timestamp, id, logsource fields) come from one list extraction.
-        // No intermediate table: materialising parsed values and copying them again was most of
-        // the time and memory of a batch.
-        const ls = options.logsource ?? {};
-        const extraKeys = [
-          ...new Set([options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))].filter((k): k is string => k !== undefined)),
-        ];
-        const textOf = (key: string) => extraKeyText('__p', extraKeys.indexOf(key));
-        const base = await this.cursor();
-        const eventId = options.eventIdField ? `coalesce(${textOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
-        const lsSql = (v: LogsourceValue | undefined) => (v === undefined ? 'NULL' : typeof v === 'string' ? sqlLiteral(v.toLowerCase()) : `lower(${textOf(v.field)})`);
-        const eventTime = eventTimeFromText(textOf(options.timestampField), timestampJson('raw', options.timestampField));
-        // Rows go in line order (DuckDB preserves insertion order), so seq follows the source.
-        const insert = `INSERT INTO ${EVENTS_TABLE}
-          SELECT ${base} + line, ${sqlLiteral(tenantId)}, ${eventId}, event_time, now()::TIMESTAMP,
-                 ${lsSql(ls.product)}, ${lsSql(ls.category)}, ${lsSql(ls.service)},
-                 strlen(raw), raw, ${promotedItems('__p')}
-          FROM (SELECT line, raw, __p, ${eventTime} AS event_time
-                FROM (SELECT line, raw, ${promotedExtraction('raw', extraKeys)} AS __p FROM ${stage}))
-          WHERE event_time IS NOT NULL`;
-
-        const committed = await transaction(con, async () => {
-          const accepted = Number((await queryRows(con, insert))[0]!.Count);
-          const staged = Number((await queryRows(con, `SELECT count(*) AS n FROM ${stage}`))[0]!.n);
-          if (staged > accepted) {
-            // The lines without a usable timestamp are the staged lines that got no seq; only
-            // they are parsed again, for the reason.
-            const timeErrors = await queryRows(
-              con,
-              `SELECT line, ${eventTimeRejection('ts_json', options.timestampField)} AS error
-               FROM (SELECT line, ${timestampJson('raw', options.timestampField)} AS ts_json
-                     FROM ${stage} WHERE ${base} + line NOT IN (SELECT seq FROM ${EVENTS_TABLE} WHERE seq > ${base}))
-               ORDER BY line LIMIT ${cap}`,
-            );
-            for (const r of timeErrors) lineErrors.push({ line: Number(r.line), error: String(r.error) });
-            rejected += staged - accepted;
-          }
-          let first: number | null = null;
-          let last: number | null = null;
-          if (accepted > 0) {
-            // seq > base reads only the row groups of this batch (min/max statistics).
-            const range = (await queryRows(con, `SELECT min(seq) AS lo, max(seq) AS hi FROM ${EVENTS_TABLE} WHERE seq > ${base}`))[0]!;
-            first = Number(range.lo);
-            last = Number(range.hi);
-            await exec(
-              con,
-              `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} WHERE seq > ${base} GROUP BY ALL`,
-            );
-          }
-          await exec(con, `INSERT INTO ingest_batches VALUES ($1, $2, $3, $4, $5, $6, $7, now()::TIMESTAMP)`, [id, tenantId, first, last, last ?? base, accepted, rejected] as DuckDBValue[]);
-          return { accepted, first, last };
-        });
-        const { accepted, first, last } = committed;
-        if (last !== null) this.committedCursor = last;
-        const errors = firstErrors();
-        return {
-          batchId: id,
-          accepted,
-          rejected,
-          errors,
-          errorsTruncated: rejected > errors.length,
-          firstSeq: first,
-          lastSeq: last,
-          cursor: last ?? base,
-          durationMs: performance.now() - started,
-        };
-      });
+      const written = this.writes.submit({ id, tenantId, stage: stage.qualified, rows, options, cap, rejectedBefore: rejected }, rows);
+      staged();
+      const w = await written;
+      rejected += w.timeRejected;
+      lineErrors.push(...w.timeErrors);
+      const errors = firstErrors();
+      return {
+        batchId: id,
+        accepted: w.accepted,
+        rejected,
+        errors,
+        errorsTruncated: rejected > errors.length,
+        firstSeq: w.first,
+        lastSeq: w.last,
+        cursor: w.cursor,
+        durationMs: performance.now() - started,
+      };
     } finally {
-      // Temporary tables end with their connection.
-      con.closeSync();
+      try {
+        await con.run(dropStageSql(stage));
+      } finally {
+        con.closeSync();
+      }
     }
+  }
+
+  /** The writer's side of group commits (see group-commit.ts): batches written in the writer's transaction. */
+  private groupWriter(): GroupWriter<IngestJob, BatchWrite> {
+    // Cursor inside the open group: each batch's seq values start after the previous batch's.
+    let groupCursor = 0;
+    return {
+      begin: async () => {
+        groupCursor = await this.cursor();
+        await exec(this.writer, 'BEGIN TRANSACTION');
+      },
+      add: async (job) => {
+        const w = await writeBatch(this.writer, job, groupCursor);
+        groupCursor = w.cursor;
+        return w;
+      },
+      commit: async () => {
+        await exec(this.writer, 'COMMIT');
+        this.committedCursor = groupCursor;
+      },
+      rollback: async () => {
+        // Fails harmlessly when the failed statement or COMMIT already ended the transaction.
+        await this.writer.run('ROLLBACK').catch(() => undefined);
+        this.committedCursor = undefined;
+      },
+      alone: async (job) => {
+        const base = await this.cursor();
+        try {
+          const w = await transaction(this.writer, () => writeBatch(this.writer, job, base));
+          this.committedCursor = w.cursor;
+          return w;
+        } catch (e) {
+          await this.writer.run('ROLLBACK').catch(() => undefined);
+          this.committedCursor = undefined;
+          throw e;
+        }
+      },
+    };
   }
 
   /**
@@ -315,10 +327,10 @@ export class LocalEventStore {
   }
 
   /** Loads the candidate lines of a source into the stage table; rejects what is not a JSON object. */
-  private async stage(con: DuckDBConnection, stage: string, source: IngestSource, reject: (line: number, error: string) => void): Promise<void> {
+  private async stage(con: DuckDBConnection, stage: StageTable, source: IngestSource, reject: (line: number, error: string) => void): Promise<void> {
     if (source.kind === 'parquet-file') {
       // DuckDB reads Parquet natively; each row becomes a JSON object keyed by column name.
-      const sql = `INSERT INTO ${stage} SELECT file_row_number + 1, to_json(struct_pack(*COLUMNS(* EXCLUDE (file_row_number))))
+      const sql = `INSERT INTO ${stage.qualified} SELECT file_row_number + 1, to_json(struct_pack(*COLUMNS(* EXCLUDE (file_row_number))))
                    FROM read_parquet(${sqlLiteral(source.path)}, file_row_number = true)`;
       try {
         await con.run(sql);
@@ -329,7 +341,7 @@ export class LocalEventStore {
     }
     if (source.kind === 'ndjson' || source.kind === 'jsonl-file') return this.stageNdjson(con, stage, source, reject);
     // JSON arrays: elements are serialised by JSON.stringify, strict JSON by construction.
-    const appender = await con.createAppender(stage);
+    const appender = await con.createAppender(stage.table, 'main', stage.catalog);
     try {
       for (const { line, value } of jsonArrayElements(source.input)) {
         const c = checkValue(value);
@@ -354,8 +366,8 @@ export class LocalEventStore {
    * DuckDB's reader is lenient: it accepts trailing commas and NaN/Infinity literals (a test pins
    * both down), which LENIENT_JSON_TEXT finds before DuckDB sees the line.
    */
-  private async stageNdjson(con: DuckDBConnection, stage: string, source: IngestSource & { kind: 'ndjson' | 'jsonl-file' }, reject: (line: number, error: string) => void): Promise<void> {
-    const appender = await con.createAppender(stage);
+  private async stageNdjson(con: DuckDBConnection, stage: StageTable, source: IngestSource & { kind: 'ndjson' | 'jsonl-file' }, reject: (line: number, error: string) => void): Promise<void> {
+    const appender = await con.createAppender(stage.table, 'main', stage.catalog);
     try {
       for await (const { line, text } of source.kind === 'ndjson' ? ndjsonLines(source.input) : jsonlFileLines(source.path)) {
         const raw = text.trim();
@@ -377,7 +389,7 @@ export class LocalEventStore {
     } finally {
       appender.closeSync();
     }
-    const unreadable = await queryRows(con, `SELECT line, raw FROM ${stage} WHERE NOT json_valid(raw) ORDER BY line`);
+    const unreadable = await queryRows(con, `SELECT line, raw FROM ${stage.qualified} WHERE NOT json_valid(raw) ORDER BY line`);
     if (unreadable.length === 0) return;
     for (const r of unreadable) {
       const c = checkLine(String(r.raw));
@@ -385,7 +397,7 @@ export class LocalEventStore {
       // query could read its fields.
       reject(Number(r.line), c.ok ? 'invalid JSON: the event store cannot read this line (an unpaired \\uD800-\\uDFFF escape?)' : c.error);
     }
-    await exec(con, `DELETE FROM ${stage} WHERE NOT json_valid(raw)`);
+    await exec(con, `DELETE FROM ${stage.qualified} WHERE NOT json_valid(raw)`);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -639,16 +651,10 @@ export class LocalEventStore {
     });
   }
 
-  /** Runs write operations one after another, whatever the outcome of the previous one. */
+  /** Runs write operations one after another (and between ingest groups), whatever the outcome of the previous one. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the local event store is closed'));
-    return this.queueWrite(fn);
-  }
-
-  private queueWrite<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.writeQueue.then(fn, fn);
-    this.writeQueue = next.catch(() => undefined);
-    return next;
+    return this.writes.exclusive(fn);
   }
 }
 

@@ -205,6 +205,100 @@ describe('ingestion', () => {
   });
 });
 
+describe('group commit', () => {
+  let grouped: LocalEventStore;
+  beforeEach(async () => {
+    // A long wait, so batches started together are always committed together here.
+    grouped = await LocalEventStore.open({ path: ':memory:', groupCommitWaitMs: 30_000 });
+  });
+  afterEach(() => grouped.close());
+
+  const batch = (tag: string, n: number, at = 0) => Array.from({ length: n }, (_, i) => line({ ts: new Date(T0 + (at + i) * 1000).toISOString(), tag, i })).join('\n');
+  const transactions = async () =>
+    grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(DISTINCT ingested_at) FROM ingest_batches`)).getRows()[0]![0]));
+
+  it('commits batches ready together in one transaction, with disjoint cursor ranges each seen once', async () => {
+    const tags = ['a', 'b', 'c'];
+    const results = await Promise.all(tags.map((tag, k) => grouped.ingest(`tenant-${tag}`, { kind: 'ndjson', input: batch(tag, 50 + k, k * 100) }, { timestampField: 'ts' })));
+    expect(await transactions()).toBe(1);
+    const ranges = results.map((r) => [r.firstSeq!, r.lastSeq!] as const).sort((x, y) => x[0] - y[0]);
+    for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBe(ranges[i - 1]![1] + 1);
+    expect(Math.max(...results.map((r) => r.cursor))).toBe(50 + 51 + 52);
+    expect(await grouped.latestCursor()).toBe(153);
+    tags.forEach((tag, k) => expect(results[k]!.accepted).toBe(50 + k));
+    for (const [k, tag] of tags.entries()) {
+      const seen = await grouped.since(`tenant-${tag}`, 'true', 0, { limit: 1000 });
+      expect(seen.events.map((e) => e.event.i)).toEqual(Array.from({ length: 50 + k }, (_, i) => i));
+      expect(seen.events.every((e) => e.seq >= results[k]!.firstSeq! && e.seq <= results[k]!.lastSeq!)).toBe(true);
+      expect((await grouped.since(`tenant-${tag}`, 'true', seen.cursor)).events).toEqual([]);
+    }
+  });
+
+  it('keeps line errors and seq gaps per batch inside a group', async () => {
+    const withErrors = [line({ ts: '2024-01-01T00:00:00Z', n: 1 }), 'nope', line({ ts: 'later', n: 3 }), line({ ts: '2024-01-01T00:00:04Z', n: 4 })].join('\n');
+    const [clean, dirty] = await Promise.all([
+      grouped.ingest('acme', { kind: 'ndjson', input: batch('clean', 3) }, { timestampField: 'ts' }),
+      grouped.ingest('acme', { kind: 'ndjson', input: withErrors }, { timestampField: 'ts' }),
+    ]);
+    expect(await transactions()).toBe(1);
+    expect(clean).toMatchObject({ accepted: 3, rejected: 0, errors: [] });
+    expect(dirty).toMatchObject({ accepted: 2, rejected: 2 });
+    expect(dirty.errors.map((e) => e.line)).toEqual([2, 3]);
+    expect(dirty.errors[1]!.error).toMatch(/not an RFC 3339 time/);
+    expect(dirty.lastSeq! - dirty.firstSeq!).toBe(3); // seq = base + line, as for a batch alone
+  });
+
+  it('fails only the batch whose write fails; the others of its group are committed', async () => {
+    // An epoch this large passes the checks but fails the insert: the whole batch fails.
+    const failing = [line({ ts: '2024-01-01T00:00:00Z', n: 1 }), '{"ts": 1e300, "n": 2}'].join('\n');
+    const [a, bad, c] = await Promise.allSettled([
+      grouped.ingest('acme', { kind: 'ndjson', input: batch('a', 5) }, { timestampField: 'ts' }),
+      grouped.ingest('acme', { kind: 'ndjson', input: failing }, { timestampField: 'ts' }),
+      grouped.ingest('acme', { kind: 'ndjson', input: batch('c', 7) }, { timestampField: 'ts' }),
+    ]);
+    expect(a).toMatchObject({ status: 'fulfilled', value: { accepted: 5 } });
+    expect(c).toMatchObject({ status: 'fulfilled', value: { accepted: 7 } });
+    expect(bad.status).toBe('rejected');
+    const stored = await grouped.since('acme', 'true', 0, { limit: 100 });
+    expect(stored.events.map((e) => e.event.tag).sort()).toEqual([...Array(5).fill('a'), ...Array(7).fill('c')]);
+    expect(stored.cursor).toBe(Math.max(a.status === 'fulfilled' ? a.value.cursor : 0, c.status === 'fulfilled' ? c.value.cursor : 0));
+    const batches = await grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(*) FROM ingest_batches`)).getRows()[0]![0]));
+    expect(batches).toBe(2);
+    // The store goes on: the next batch continues the cursor.
+    const next = await grouped.ingest('acme', { kind: 'ndjson', input: batch('d', 1) }, { timestampField: 'ts' });
+    expect(next.firstSeq).toBe(stored.cursor + 1);
+  });
+
+  it('leaves no stage table behind', async () => {
+    await Promise.allSettled([
+      grouped.ingest('acme', { kind: 'ndjson', input: batch('a', 2) }, { timestampField: 'ts' }),
+      grouped.ingest('acme', { kind: 'json-array', input: '{"not": "an array"}' }, { timestampField: 'ts' }),
+    ]);
+    const left = await grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'stage_%'`)).getRows()[0]![0]));
+    expect(left).toBe(0);
+  });
+
+  it('sees every line of a batch that joins a group after its transaction began', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* late(): AsyncGenerator<string> {
+      yield line({ ts: '2024-01-01T00:00:00Z', n: 'late-1' }) + '\n';
+      await held;
+      yield line({ ts: '2024-01-01T00:00:01Z', n: 'late-2' });
+    }
+    const lateBatch = grouped.ingest('acme', { kind: 'ndjson', input: late() }, { timestampField: 'ts' });
+    const early = grouped.ingest('acme', { kind: 'ndjson', input: batch('early', 3) }, { timestampField: 'ts' });
+    // The early batch is written into the open group transaction, which then waits for the late one.
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    const [e, l] = await Promise.all([early, lateBatch]);
+    expect(e.accepted).toBe(3);
+    expect(l).toMatchObject({ accepted: 2, rejected: 0 });
+    expect(await transactions()).toBe(1);
+    expect((await grouped.since('acme', 'true', 0)).events.map((x) => x.event.n ?? x.event.tag)).toEqual(['early', 'early', 'early', 'late-1', 'late-2']);
+  });
+});
+
 describe('timestamps', () => {
   const accepted: Array<[unknown, string]> = [
     ['2024-05-06T07:08:09Z', '2024-05-06T07:08:09.000Z'],

@@ -1,0 +1,126 @@
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { exec, rows as queryRows } from './duckdb';
+import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
+import { extraKeyText, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
+import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
+import type { IngestOptions, LineError, LogsourceValue } from './event-store';
+
+/**
+ * The write of one staged ingest batch into the events table, inside a transaction the caller
+ * owns (one batch alone, or several in a group commit).
+ */
+
+/** A batch's stage table: its checked candidate lines (`line`, `raw`), in a database of its own. */
+export interface StageTable {
+  /** The batch's in-memory database, attached to the store's instance. */
+  readonly catalog: string;
+  readonly table: string;
+  readonly qualified: string;
+}
+
+/**
+ * Each batch stages into an in-memory database of its own, attached to the store's instance,
+ * rather than a TEMP table (visible to its own connection only) or a table in one shared stage
+ * database: a group commit's transaction reads a batch staged on another connection, possibly
+ * after the transaction began, and DuckDB takes a transaction's snapshot of each database on the
+ * transaction's first use of that database, so only a database first read after the batch was
+ * staged shows the transaction its lines.
+ */
+export function stageTable(batchId: string): StageTable {
+  const catalog = `stage_${batchId.replace(/-/g, '')}`;
+  return { catalog, table: 'lines', qualified: `${quoteIdentifier(catalog)}.main.lines` };
+}
+
+/** SQL creating a batch's stage database and table. */
+export function createStageSql(stage: StageTable): string[] {
+  return [`ATTACH ':memory:' AS ${quoteIdentifier(stage.catalog)}`, `CREATE TABLE ${stage.qualified} (line BIGINT NOT NULL, raw VARCHAR NOT NULL)`];
+}
+
+/** SQL dropping a batch's stage database (and its table with it). */
+export function dropStageSql(stage: StageTable): string {
+  return `DETACH DATABASE IF EXISTS ${quoteIdentifier(stage.catalog)}`;
+}
+
+/** A staged batch waiting for the writer. */
+export interface IngestJob {
+  readonly id: string;
+  readonly tenantId: string;
+  /** Qualified stage table name. */
+  readonly stage: string;
+  /** Lines in the stage table. */
+  readonly rows: number;
+  readonly options: IngestOptions;
+  /** How many timestamp errors to list. */
+  readonly cap: number;
+  /** Lines rejected while staging (for the batch record). */
+  readonly rejectedBefore: number;
+}
+
+/** What writing a batch gave. */
+export interface BatchWrite {
+  readonly accepted: number;
+  readonly first: number | null;
+  readonly last: number | null;
+  /** Store-wide cursor after this batch: its last seq, or the cursor before it when nothing was accepted. */
+  readonly cursor: number;
+  /** Staged lines rejected for their timestamp, the first `cap` of them listed. */
+  readonly timeRejected: number;
+  readonly timeErrors: LineError[];
+}
+
+/**
+ * Inserts a staged batch with seq = base + line, then its hourly counts and batch record. Must run
+ * inside a transaction on the writer, with `base` the store-wide cursor at that point of the
+ * transaction.
+ */
+export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: number): Promise<BatchWrite> {
+  const { options, stage } = job;
+  // Straight into the events table with one JSON parse per event: the promoted fields and the
+  // few keys the batch needs (timestamp, id, logsource fields) come from one list extraction.
+  // No intermediate table: materialising parsed values and copying them again was most of
+  // the time and memory of a batch.
+  const ls = options.logsource ?? {};
+  const extraKeys = [
+    ...new Set([options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))].filter((k): k is string => k !== undefined)),
+  ];
+  const textOf = (key: string) => extraKeyText('__p', extraKeys.indexOf(key));
+  const eventId = options.eventIdField ? `coalesce(${textOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
+  const lsSql = (v: LogsourceValue | undefined) => (v === undefined ? 'NULL' : typeof v === 'string' ? sqlLiteral(v.toLowerCase()) : `lower(${textOf(v.field)})`);
+  const eventTime = eventTimeFromText(textOf(options.timestampField), timestampJson('raw', options.timestampField));
+  // Rows go in line order (DuckDB preserves insertion order), so seq follows the source.
+  const insert = `INSERT INTO ${EVENTS_TABLE}
+    SELECT ${base} + line, ${sqlLiteral(job.tenantId)}, ${eventId}, event_time, now()::TIMESTAMP,
+           ${lsSql(ls.product)}, ${lsSql(ls.category)}, ${lsSql(ls.service)},
+           strlen(raw), raw, ${promotedItems('__p')}
+    FROM (SELECT line, raw, __p, ${eventTime} AS event_time
+          FROM (SELECT line, raw, ${promotedExtraction('raw', extraKeys)} AS __p FROM ${stage}))
+    WHERE event_time IS NOT NULL`;
+
+  const accepted = Number((await queryRows(con, insert))[0]!.Count);
+  const timeErrors: LineError[] = [];
+  const timeRejected = job.rows - accepted;
+  if (timeRejected > 0) {
+    // The lines without a usable timestamp are the staged lines that got no seq; only
+    // they are parsed again, for the reason.
+    const rows = await queryRows(
+      con,
+      `SELECT line, ${eventTimeRejection('ts_json', options.timestampField)} AS error
+       FROM (SELECT line, ${timestampJson('raw', options.timestampField)} AS ts_json
+             FROM ${stage} WHERE ${base} + line NOT IN (SELECT seq FROM ${EVENTS_TABLE} WHERE seq > ${base}))
+       ORDER BY line LIMIT ${job.cap}`,
+    );
+    for (const r of rows) timeErrors.push({ line: Number(r.line), error: String(r.error) });
+  }
+  let first: number | null = null;
+  let last: number | null = null;
+  if (accepted > 0) {
+    // seq > base reads only the row groups of this batch (min/max statistics).
+    const range = (await queryRows(con, `SELECT min(seq) AS lo, max(seq) AS hi FROM ${EVENTS_TABLE} WHERE seq > ${base}`))[0]!;
+    first = Number(range.lo);
+    last = Number(range.hi);
+    await exec(con, `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} WHERE seq > ${base} GROUP BY ALL`);
+  }
+  const rejected = job.rejectedBefore + timeRejected;
+  await exec(con, `INSERT INTO ingest_batches VALUES ($1, $2, $3, $4, $5, $6, $7, now()::TIMESTAMP)`, [job.id, job.tenantId, first, last, last ?? base, accepted, rejected] as DuckDBValue[]);
+  return { accepted, first, last, cursor: last ?? base, timeRejected, timeErrors };
+}
