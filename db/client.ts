@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -47,17 +47,89 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const statements = new PgliteStatements(client);
   return {
     db,
     kind: 'pglite',
     // PGlite lives inside this one process, so no other process can race the migration.
     migrate: () => migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_DIR }),
-    queryPrepared: async <T>(_name: string, text: string, params: unknown[]) => (await client.query<T>(text, params)).rows,
+    queryPrepared: <T>(name: string, text: string, params: unknown[]) => statements.query<T>(name, text, params),
     ping: async () => {
       await client.query('select 1');
     },
     close: () => client.close(),
   };
+}
+
+type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
+type PreparedStatement = { text: string; paramTypes: number[]; rowDescription: BackendMessage | undefined };
+
+/**
+ * Named prepared statements on PGlite. `PGlite.query` parses, analyses and plans its SQL on every
+ * call and enters the WebAssembly backend six times (parse, describe, bind, describe, execute,
+ * sync); for the queries on every API request that was most of the request's cost. Here a
+ * statement is parsed once per name, and each call is one Bind + Execute + Sync message: about a
+ * quarter of the CPU time of `query` for the rule read (bench/api.ts).
+ *
+ * Runs under the same two mutexes as `PGlite.query`, so it never interleaves with a transaction or
+ * another query, and syncs to the file system afterwards as `query` does.
+ */
+class PgliteStatements {
+  private readonly prepared = new Map<string, PreparedStatement>();
+
+  constructor(private readonly client: PGlite) {}
+
+  async query<T>(name: string, text: string, params: unknown[]): Promise<T[]> {
+    await this.client._checkReady();
+    return this.client._runExclusiveTransaction(() =>
+      this.client._runExclusiveQuery(async () => {
+        const statement = await this.prepare(name, text);
+        const values = params.map((value, i) => {
+          if (value === null || value === undefined) return null;
+          const serialize = this.client.serializers[statement.paramTypes[i]!];
+          return serialize ? serialize(value) : String(value);
+        });
+        const { messages } = await this.client.execProtocol(
+          concatBytes([protocol.serialize.bind({ statement: name, values }), protocol.serialize.execute({}), protocol.serialize.sync()]),
+          { syncToFs: true },
+        );
+        // The row description came with the statement's Describe, so no call repeats it.
+        const all = statement.rowDescription ? [statement.rowDescription, ...messages] : messages;
+        return parse.parseResults(all, this.client.parsers)[0]!.rows as T[];
+      }),
+    );
+  }
+
+  private async prepare(name: string, text: string): Promise<PreparedStatement> {
+    const known = this.prepared.get(name);
+    if (known?.text === text) return known;
+    // A name reused for other SQL replaces its statement rather than running the old SQL.
+    const close = known ? [protocol.serialize.close({ type: 'S', name })] : [];
+    this.prepared.delete(name);
+    const { messages } = await this.client.execProtocol(
+      concatBytes([...close, protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
+      { syncToFs: false },
+    );
+    const statement: PreparedStatement = {
+      text,
+      paramTypes: parse.parseDescribeStatementResults(messages),
+      rowDescription: messages.find((m) => m.name === 'rowDescription'),
+    };
+    this.prepared.set(name, statement);
+    return statement;
+  }
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {

@@ -6,6 +6,7 @@ import { defineRoute } from '../http/route';
 import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
 import { ProblemSchema, notFound } from '../http/problem';
 import { storeRuleVersion } from './rule-store';
+import { LatestRuleReader } from './latest-rule-reader';
 import { checkRuleSize } from '../limits/resource-limits';
 import {
   DiffQuery,
@@ -53,28 +54,10 @@ function versionInfo(v: VersionRow) {
 
 const latestJoin = and(eq(ruleVersions.tenantId, rules.tenantId), eq(ruleVersions.ruleId, rules.ruleId), eq(ruleVersions.version, rules.latestVersion));
 
-// Reading one rule is the most frequent call of CI pipelines and dashboards: one prepared
-// statement on the driver, without the query builder's per-call cost (see bench/api.ts).
-const LATEST_RULE_SQL = `
-  select r.rule_id, r.title, r.latest_version, r.created_at, r.updated_at, v.level, v.status, v.tags, v.logsource, v.content
-  from rules r join rule_versions v on v.tenant_id = r.tenant_id and v.rule_id = r.rule_id and v.version = r.latest_version
-  where r.tenant_id = $1 and r.rule_id = $2`;
-type LatestRow = {
-  rule_id: string;
-  title: string;
-  latest_version: number;
-  created_at: Date | string;
-  updated_at: Date | string;
-  level: string | null;
-  status: string | null;
-  tags: string[];
-  logsource: Record<string, string>;
-  content: string;
-};
-
 /** The rule registry: immutable versions keyed by the Sigma rule's own id, per tenant. */
 export function ruleRoutes(deps: ApiDeps) {
   const { db } = deps.database;
+  const latestRules = new LatestRuleReader(deps.database);
 
   async function versionOf(tenantId: string, ruleId: string, version: number) {
     const [row] = await db
@@ -169,7 +152,7 @@ export function ruleRoutes(deps: ApiDeps) {
         404: { description: 'No such rule in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, auth }) => {
-        const [row] = await deps.database.queryPrepared<LatestRow>('detflow_get_rule', LATEST_RULE_SQL, [auth.tenantId, params.id.toLowerCase()]);
+        const row = await latestRules.read(auth.tenantId, params.id.toLowerCase());
         if (!row) throw notFound(`No rule ${params.id} in this tenant`);
         const iso = (v: Date | string) => new Date(v).toISOString();
         return {

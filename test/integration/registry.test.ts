@@ -99,4 +99,34 @@ describe('rule registry', () => {
     expect(own.body.version).toBe(1);
     expect((await svc.request('GET', `/api/v1/rules/${IDS[0]}`)).body.title).not.toBe('theirs');
   });
+
+  it('answers concurrent reads of rules in several tenants each with its own latest version, and a push at once', async () => {
+    const other = await createTenant(svc, 'registry-concurrent');
+    const id = 'c0000000-0000-4000-8000-00000000000c';
+    expect((await svc.request('POST', '/api/v1/rules', { token: other, body: { rule: rule(id, { title: 'c v1' }) } })).status).toBe(201);
+    expect((await svc.request('POST', '/api/v1/rules', { token: other, body: { rule: rule(IDS[0]!, { title: 'theirs' }) } })).status).toBe(201);
+    // Reads that arrive together are answered by one query (LatestRuleReader): each still gets
+    // its own tenant's rule, and a rule the tenant does not have is a 404 among them.
+    const reads = await Promise.all([
+      svc.request('GET', `/api/v1/rules/${IDS[0]}`),
+      svc.request('GET', `/api/v1/rules/${IDS[0]}`, { token: other }),
+      svc.request('GET', `/api/v1/rules/${IDS[1]}`),
+      svc.request('GET', `/api/v1/rules/${id}`, { token: other }),
+      svc.request('GET', `/api/v1/rules/${id}`),
+      svc.request('GET', `/api/v1/rules/${IDS[1]}`, { token: other }),
+    ]);
+    expect(reads.map((r) => r.status)).toEqual([200, 200, 200, 200, 404, 404]);
+    expect(reads[0]!.body.title).not.toBe('theirs');
+    expect(reads[1]!.body).toMatchObject({ rule_id: IDS[0], title: 'theirs', latest_version: 1 });
+    expect(reads[2]!.body.rule_id).toBe(IDS[1]);
+    expect(reads[3]!.body).toMatchObject({ title: 'c v1', latest_version: 1 });
+    expect(reads[4]!.body.type).toBe('https://detflow.dev/problems/not-found');
+    // A new version is what the very next read answers, however many reads came before.
+    for (let v = 2; v <= 4; v++) {
+      const pushed = await svc.request('POST', '/api/v1/rules', { token: other, body: { rule: rule(id, { title: `c v${v}` }) } });
+      expect(pushed.body.version).toBe(v);
+      const after = await Promise.all(Array.from({ length: 5 }, () => svc.request('GET', `/api/v1/rules/${id}`, { token: other })));
+      for (const r of after) expect(r.body).toMatchObject({ title: `c v${v}`, latest_version: v, content: rule(id, { title: `c v${v}` }) });
+    }
+  });
 });
