@@ -12,6 +12,7 @@ import { rollbackCommand, type RollbackOptions } from './rollback';
 import { emitReport, REPORT_FORMATS, type ReportFormat } from './report-output';
 import { testRuleFile, type RuleTestOutcome } from './rule-test';
 import { ruleFiles } from './rule-files';
+import { syncCommand, type SyncOptions } from './sync';
 import { testFailed, testReport } from './test-report';
 import { wholeNumber } from './wait';
 
@@ -123,6 +124,26 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .action(async (rule: string, options: DeployOptions, command: Command) => {
       waitOnly(options, command);
       setCode(await deployCommand(io, ApiClient.fromEnv(io.env), rule, options));
+    });
+
+  program
+    .command('sync')
+    .description('Make a target match a folder of rule files: print the plan (create, update, delete, unchanged, with diffs); --apply carries it out')
+    .argument('<dir>', 'the folder of .yml/.yaml rule files that is the source of truth for the target')
+    .requiredOption('--target <name>', 'the target to compare with (e.g. local)')
+    .option('--apply', 'carry the plan out: store new versions, deploy them, and (with --allow-delete) take off what the folder lacks')
+    .option('--allow-delete', 'with --apply: also take rules off the target that no file in the folder has')
+    .option('--approval', 'with --apply: each deployment waits for a reviewer\'s decision')
+    .addOption(new Option('--budget <alerts>', 'with --apply: noise budget of every deployment, the most alerts per day a rule may raise').argParser(wholeNumber(0)))
+    .option('--reason <text>', 'with --apply --allow-delete: why rules are taken off (default: not in <dir>)')
+    .option('--wait', 'with --apply: wait until every change is live or removed; exit 0 only then')
+    .addOption(timeoutOption())
+    .addOption(textOrJsonOption())
+    .action(async (dir: string, options: SyncOptions, command: Command) => {
+      waitOnly(options, command);
+      const applyOnly = (['allowDelete', 'approval', 'budget', 'reason', 'wait'] as const).filter((k) => options[k] !== undefined);
+      if (!options.apply && applyOnly.length > 0) throw new UsageError(`${applyOnly.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())).join(', ')} appl${applyOnly.length === 1 ? 'ies' : 'y'} with --apply`);
+      setCode(await syncCommand(io, ApiClient.fromEnv(io.env), dir, options));
     });
 
   const decisions: Array<{ name: string; decision: Decision; description: string; commentRequired: boolean }> = [
