@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { approvals, deployments, type DeploymentStatus } from '../db/schema';
+import { approvals, deployments, type DeploymentStatus, type NoiseBudgetPolicy } from '../db/schema';
 import type { SiemAdapters } from '../siem/adapters';
 import { computeImpactSummary, type ImpactSummary } from './impact';
 
@@ -23,7 +23,7 @@ export function createApprovalActivities({ db, siem, now = () => new Date() }: {
   }
 
   return {
-    async computeImpact(input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: { max_alerts_per_day: number } | null }): Promise<ImpactSummary> {
+    async computeImpact(input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: NoiseBudgetPolicy | null }): Promise<ImpactSummary> {
       return computeImpactSummary({ db, siem }, { ...input, now: now() });
     },
 

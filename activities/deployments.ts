@@ -1,12 +1,13 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
-import { deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
+import { LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
 
 export type DeploymentPlan = {
   deploymentId: string;
+  tenantId: string;
   ruleId: string;
   version: number;
   content: string;
@@ -16,11 +17,44 @@ export type DeploymentPlan = {
 // Terminal states are never overwritten by a late or retried activity.
 const FINAL: DeploymentStatus[] = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'];
 
+/**
+ * Runs `work` while heartbeating, so that when the activity has a heartbeat timeout the server
+ * notices a dead worker within that timeout and retries elsewhere, instead of waiting out the whole
+ * start-to-close timeout. The SDK throttles what reaches the server; ticking at a third of the
+ * timeout leaves room for a busy event loop. Ticking stops once the attempt is cancelled, which
+ * includes its own worker shutting down: a worker that is going away must not keep alive an
+ * attempt it may never finish — the server hands it to another worker, and what it does (the
+ * adapter deploy, keyed by the deployment id) is safe to do twice. Outside an activity (a direct
+ * call) there is nothing to heartbeat to.
+ */
+async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return work();
+  }
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  if (!timeoutMs) return work();
+  ctx.heartbeat();
+  const signal = ctx.cancellationSignal;
+  const ticker = setInterval(() => ctx.heartbeat(), Math.max(100, Math.floor(timeoutMs / 3)));
+  const stop = () => clearInterval(ticker);
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await work();
+  } finally {
+    stop();
+    signal.removeEventListener('abort', stop);
+  }
+}
+
 export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   /** Reads what a deployment will put on its target: the rule version's text and the target. */
   async function loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
     const [row] = await db
       .select({
+        tenantId: deployments.tenantId,
         ruleId: deployments.ruleId,
         version: deployments.version,
         content: ruleVersions.content,
@@ -43,6 +77,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
     if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, 'DeploymentNotFound');
     return {
       deploymentId,
+      tenantId: row.tenantId,
       ruleId: row.ruleId,
       version: row.version,
       content: row.content,
@@ -56,12 +91,14 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
      * so a retried activity (or a worker that died after the SIEM accepted it) never deploys twice.
      */
     async deployToTarget({ deploymentId }: { deploymentId: string }): Promise<{ query: string; changed: boolean }> {
-      const plan = await loadDeploymentPlan({ deploymentId });
-      const [row] = await db.select({ tenantId: deployments.tenantId }).from(deployments).where(eq(deployments.id, deploymentId));
-      const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
-      const adapter = adapterFor(siem, plan.target.kind);
-      const result = await adapter.deploy({ deploymentId, tenantId: row!.tenantId, rule });
-      return { query: rule.query, changed: result.changed };
+      return withHeartbeat(async () => {
+        // The plan carries the tenant: one query on the path every deployment takes.
+        const plan = await loadDeploymentPlan({ deploymentId });
+        const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
+        const adapter = adapterFor(siem, plan.target.kind);
+        const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, rule });
+        return { query: rule.query, changed: result.changed };
+      });
     },
 
     loadDeploymentPlan,
@@ -72,12 +109,11 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
      */
     async retireDeployment({ deploymentId, reason }: { deploymentId: string; reason: string }): Promise<void> {
       const plan = await loadDeploymentPlan({ deploymentId });
-      const [row] = await db.select({ tenantId: deployments.tenantId }).from(deployments).where(eq(deployments.id, deploymentId));
-      await adapterFor(siem, plan.target.kind).undeploy(row!.tenantId, deploymentId);
+      await adapterFor(siem, plan.target.kind).undeploy(plan.tenantId, deploymentId);
       await db
         .update(deployments)
         .set({ status: 'rolled_back', error: reason, updatedAt: sql`now()`, endedAt: sql`now()` })
-        .where(and(eq(deployments.id, deploymentId), eq(deployments.status, 'active')));
+        .where(and(eq(deployments.id, deploymentId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)));
     },
 
     async setDeploymentStatus(input: { deploymentId: string; status: DeploymentStatus; error: string | null }): Promise<void> {
@@ -106,7 +142,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
               eq(deployments.tenantId, me.tenantId),
               eq(deployments.ruleId, me.ruleId),
               eq(deployments.targetId, me.targetId),
-              eq(deployments.status, 'active'),
+              inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES),
               ne(deployments.id, me.id),
             ),
           )

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { alerts, deployments, detectionRuns, ruleVersions, targets } from '../db/schema';
+import { alerts, deployments, detectionRuns, ruleVersions, targets, type Demotion, type Deployment, type NoiseBudgetPolicy } from '../db/schema';
 import type { SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
 
@@ -17,6 +17,12 @@ export type DetectionOutcome = {
   /** True on the run that first went over the noise budget of the current UTC day. */
   budgetExceededNow: boolean;
   budget: number | null;
+  /** The deployment's policy for going over its budget (absent in runs recorded before policies existed). */
+  onExceed?: NonNullable<NoiseBudgetPolicy['on_exceed']>;
+  /** `shadow` while the deployment is demoted: matches are counted and no alert is raised. */
+  mode?: 'alert' | 'shadow';
+  /** True on the run that demoted the deployment (`on_exceed: demote`). */
+  demoted?: boolean;
   alertsToday: number;
   tenantId: string;
   ruleId: string;
@@ -27,6 +33,18 @@ export type DetectionOutcome = {
 function startOfUtcDay(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
 }
+
+/**
+ * Where today's budget starts counting: midnight UTC, or the promotion when a person promoted a
+ * demoted deployment later that day: the promotion gives the rule the whole budget again.
+ */
+export function budgetWindowStart(at: Date, demotion: Demotion | null): Date {
+  const day = startOfUtcDay(at);
+  const promoted = demotion?.promoted_at ? new Date(demotion.promoted_at) : null;
+  return promoted && promoted > day ? promoted : day;
+}
+
+const LIVE_MODES: Partial<Record<Deployment['status'], 'alert' | 'shadow'>> = { active: 'alert', demoted: 'shadow' };
 
 export function createDetectionActivities({ db, siem, now = () => new Date() }: { db: Db; siem: SiemAdapters; now?: () => Date }) {
   return {
@@ -48,9 +66,11 @@ export function createDetectionActivities({ db, siem, now = () => new Date() }: 
         .where(eq(deployments.id, deploymentId));
       if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, 'DeploymentNotFound');
       const d = row.d;
-      const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: row.targetName, budget: d.noiseBudget?.max_alerts_per_day ?? null };
+      const onExceed = d.noiseBudget?.on_exceed ?? 'suppress';
+      const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: row.targetName, budget: d.noiseBudget?.max_alerts_per_day ?? null, onExceed };
       const idle = (skipped: string): DetectionOutcome => ({ ...base, skipped, scanned: 0, matches: 0, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0 });
-      if (d.status !== 'active') return idle(`deployment is ${d.status}`);
+      const mode = LIVE_MODES[d.status];
+      if (!mode) return idle(`deployment is ${d.status}`);
       if (row.targetKind !== 'local') return idle(`${row.targetKind} targets run their own detection`);
 
       const compiled = compileRuleForTarget(siem, row.content, d.ruleId, d.version, row.targetKind);
@@ -62,17 +82,40 @@ export function createDetectionActivities({ db, siem, now = () => new Date() }: 
         // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
         await db.insert(detectionRuns).values({
           tenantId: d.tenantId, deploymentId, ruleId: d.ruleId, startedAt: started, durationMs: Math.round(performance.now() - t0),
-          eventsScanned: 0, matches: 0, alertsRaised: 0, alertsSuppressed: 0, cursorFrom: cursor, cursorTo: cursor, error: (err as Error).message,
+          eventsScanned: 0, matches: 0, alertsRaised: 0, alertsSuppressed: 0, mode, cursorFrom: cursor, cursorTo: cursor, error: (err as Error).message,
         });
         throw ApplicationFailure.nonRetryable(`Detection query of deployment ${deploymentId} failed: ${(err as Error).message}`, 'DetectionQueryFailed');
       }
       const next = found.truncated && found.events.length > 0 ? found.events.at(-1)!.seq : found.cursor;
-      const dayStart = startOfUtcDay(started);
+      const dayStart = budgetWindowStart(started, d.demotion);
+      const recordRun = (tx: Pick<Db, 'insert'>, raised: number, suppressed: number) =>
+        tx.insert(detectionRuns).values({
+          tenantId: d.tenantId,
+          deploymentId,
+          ruleId: d.ruleId,
+          startedAt: started,
+          durationMs: Math.round(performance.now() - t0),
+          eventsScanned: found.scanned,
+          matches: found.matched,
+          alertsRaised: raised,
+          alertsSuppressed: suppressed,
+          mode,
+          cursorFrom: cursor,
+          cursorTo: next,
+          error: null,
+        });
 
       return db.transaction(async (tx) => {
         const [locked] = await tx.select({ cursor: deployments.detectionCursor, status: deployments.status }).from(deployments).where(eq(deployments.id, deploymentId)).for('update');
-        if (locked!.status !== 'active') return idle(`deployment is ${locked!.status}`);
+        if (locked!.status !== d.status) return idle(`deployment is ${locked!.status}`);
         if ((locked!.cursor ?? cursor) !== cursor) return idle('another run advanced this deployment first');
+        if (mode === 'shadow') {
+          // Demoted: the rule keeps being evaluated so a person can see what it would raise, but
+          // no alert reaches anyone until it is promoted.
+          await tx.update(deployments).set({ detectionCursor: next }).where(eq(deployments.id, deploymentId));
+          await recordRun(tx, 0, 0);
+          return { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode };
+        }
         const [{ n }] = (await tx
           .select({ n: sql<number>`count(*)::int` })
           .from(alerts)
@@ -103,36 +146,25 @@ export function createDetectionActivities({ db, siem, now = () => new Date() }: 
           if (overBudget) suppressed++;
           else raised++;
         }
-        await tx.update(deployments).set({ detectionCursor: next }).where(eq(deployments.id, deploymentId));
-        await tx.insert(detectionRuns).values({
-          tenantId: d.tenantId,
-          deploymentId,
-          ruleId: d.ruleId,
-          startedAt: started,
-          durationMs: Math.round(performance.now() - t0),
-          eventsScanned: found.scanned,
-          matches: found.matched,
-          alertsRaised: raised,
-          alertsSuppressed: suppressed,
-          cursorFrom: cursor,
-          cursorTo: next,
-          error: null,
-        });
+        await recordRun(tx, raised, suppressed);
         const [{ before }] = (await tx
           .select({ before: sql<number>`count(*)::int` })
           .from(alerts)
           .where(and(eq(alerts.deploymentId, deploymentId), gte(alerts.createdAt, dayStart), eq(alerts.status, 'suppressed')))) as [{ before: number }];
-        return {
-          ...base,
-          skipped: null,
-          scanned: found.scanned,
-          matches: found.matched,
-          raised,
-          suppressed,
-          // Only the run whose suppressions are the day's first ones reports the crossing.
-          budgetExceededNow: suppressed > 0 && before === suppressed,
-          alertsToday: n + raised,
+        // Only the run whose suppressions are the day's first ones reports the crossing.
+        const budgetExceededNow = suppressed > 0 && before === suppressed;
+        const demoted = budgetExceededNow && onExceed === 'demote';
+        const demotion: Demotion = {
+          demoted_at: started.toISOString(),
+          reason: `noise budget exceeded: ${n + raised + suppressed} alerts against ${budget}/day`,
+          alerts: n + raised + suppressed,
+          budget: budget ?? 0,
         };
+        await tx
+          .update(deployments)
+          .set({ detectionCursor: next, ...(demoted ? { status: 'demoted' as const, demotion, updatedAt: sql`now()` } : {}) })
+          .where(eq(deployments.id, deploymentId));
+        return { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised, suppressed, budgetExceededNow, alertsToday: n + raised, mode, demoted };
       });
     },
   };

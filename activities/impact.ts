@@ -1,6 +1,6 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { deployments, ruleVersions, targets, type TargetCostModel } from '../db/schema';
+import { LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type NoiseBudgetPolicy, type TargetCostModel } from '../db/schema';
 import { ruleTextDiff } from '../sigma';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
@@ -30,7 +30,7 @@ export type TargetImpact = {
 export type ImpactSummary = {
   rule_id: string;
   version: number;
-  noise_budget: { max_alerts_per_day: number } | null;
+  noise_budget: NoiseBudgetPolicy | null;
   projected_alerts_per_day: number;
   over_budget: boolean;
   targets: TargetImpact[];
@@ -56,7 +56,7 @@ export function costPerDay(model: TargetCostModel, bytesPerDay: number, alertsPe
  */
 export async function computeImpactSummary(
   deps: { db: Db; siem: SiemAdapters },
-  input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: { max_alerts_per_day: number } | null; now: Date },
+  input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: NoiseBudgetPolicy | null; now: Date },
 ): Promise<ImpactSummary> {
   const { db, siem } = deps;
   const [candidate] = await db
@@ -74,15 +74,18 @@ export async function computeImpactSummary(
       const compiled = compileRuleForTarget(siem, content, input.ruleId, version, target.kind);
       return adapter.count(input.tenantId, compiled, window);
     };
-    const counted = await project(candidate.content, candidate.version);
-    const perDay = counted.matched / PROJECTION_LOOKBACK_DAYS;
-    const [live] = await db
+    // The replay (the local store) and the live-version lookup (the database) do not depend on
+    // each other: overlapping them takes one of the two off the path of every deployment.
+    const liveVersion = db
       .select({ id: deployments.id, version: deployments.version, content: ruleVersions.content })
       .from(deployments)
       .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
-      .where(and(eq(deployments.tenantId, input.tenantId), eq(deployments.ruleId, input.ruleId), eq(deployments.targetId, targetId), eq(deployments.status, 'active')))
+      .where(and(eq(deployments.tenantId, input.tenantId), eq(deployments.ruleId, input.ruleId), eq(deployments.targetId, targetId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))
       .orderBy(desc(deployments.activatedAt))
-      .limit(1);
+      .limit(1)
+      .then((rows) => rows[0]);
+    const [counted, live] = await Promise.all([project(candidate.content, candidate.version), liveVersion]);
+    const perDay = counted.matched / PROJECTION_LOOKBACK_DAYS;
     const current = live ? { deployment_id: live.id, version: live.version, projected_alerts_per_day: round((await project(live.content, live.version)).matched / PROJECTION_LOOKBACK_DAYS) } : null;
     results.push({
       target: target.name,

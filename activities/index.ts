@@ -9,6 +9,7 @@ import { createApprovalActivities } from './approvals';
 import { createRetentionActivities } from './retention';
 import { createScheduleActivities, type TemporalDeps } from './schedules';
 import { createReplayActivities } from './replay';
+import { createRollbackPlanActivities } from './rollback-plan';
 
 export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
 
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRetentionActivities(deps),
     ...createScheduleActivities(deps),
     ...createReplayActivities(deps),
+    ...createRollbackPlanActivities(deps),
   };
 }
 

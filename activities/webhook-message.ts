@@ -29,12 +29,16 @@ export function summarize(event: WebhookEvent, data: Record<string, unknown>): s
       return `:x: Deployment of ${rule}${target} failed: ${str(data.error)}`;
     case 'rollback.completed':
       return `:rewind: Rolled back ${rule}${target}${data.reason ? ` — ${str(data.reason)}` : ''}`;
+    case 'deployment.demoted':
+      return `:arrow_down: Demoted ${rule}${target} to shadow: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day; it raises no alert until promoted`;
+    case 'deployment.promoted':
+      return `:arrow_up: Promoted ${rule}${target} back to alerting${data.comment ? ` — ${str(data.comment)}` : ''}`;
     case 'replay.completed':
       return `:film_projector: Replay of ${rule}${target} completed: ${str(data.alerts)} alerts`;
     case 'shadow.completed':
       return `:ghost: Shadow run of ${rule}${target} completed: ${str(data.projected_alerts)} projected alerts`;
     case 'noise_budget.exceeded':
-      return `:loud_sound: Noise budget exceeded by ${rule}${target}: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day`;
+      return `:loud_sound: Noise budget exceeded by ${rule}${target}: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day${data.on_exceed ? ` (${str(data.on_exceed)})` : ''}`;
     case 'webhook.test':
       return ':wave: Test notification from detflow';
   }

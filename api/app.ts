@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import express, { type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { ApiDeps } from './context';
 import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
 import { parseRequest, expressPath, type RouteSpec } from './http/route';
+import { requestLog } from './http/request-log';
 import { identifyAndLimit, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from './http/problem';
 import { buildOpenApiDocument } from './openapi';
@@ -22,11 +21,11 @@ import { ruleTestRoutes } from './rules/test.routes';
 import { deployRoutes } from './deployments/deploy.routes';
 import { approvalRoutes } from './approvals/approvals.routes';
 import { rollbackRoutes } from './deployments/rollback.routes';
+import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 
 export const API_BASE = '/api/v1';
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type App = {
   app: express.Express;
@@ -51,6 +50,7 @@ export function buildApp(deps: ApiDeps): App {
     ...deployRoutes(deps),
     ...approvalRoutes(deps),
     ...rollbackRoutes(deps),
+    ...promoteRoutes(deps),
     ...runRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),
@@ -67,24 +67,7 @@ export function buildApp(deps: ApiDeps): App {
   // Weak ETags cost a hash of every body and no client of this API revalidates with them.
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // 501 is the documented answer of endpoints not built yet, not a fault.
-      customLogLevel: (_req, res, err) => ((err || res.statusCode >= 500) && res.statusCode !== 501 ? 'error' : 'info'),
-      // Only what identifies the request: headers carry bearer tokens.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: req.url, remoteAddress: req.remoteAddress }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(deps.logger));
 
   // Liveness and readiness for orchestrators: no auth, no rate limit, no audit.
   app.get('/healthz', (_req, res) => {

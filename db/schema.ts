@@ -141,8 +141,30 @@ export const DEPLOYMENT_STATUSES = [
   'changes_requested',
   'expired',
   'failed',
+  'demoted',
 ] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+/**
+ * The states in which a rule is on its target: `active` alerts; `demoted` (its noise budget was
+ * exceeded under `on_exceed: demote`) keeps running in shadow, raising no alert, until promoted.
+ */
+export const LIVE_DEPLOYMENT_STATUSES = ['active', 'demoted'] as const satisfies readonly DeploymentStatus[];
+
+/** What happens when scheduled detection goes over the budget of a UTC day. */
+export const ON_EXCEED_POLICIES = ['suppress', 'demote', 'rollback'] as const;
+export type NoiseBudgetPolicy = { max_alerts_per_day: number; on_exceed?: (typeof ON_EXCEED_POLICIES)[number] };
+
+/** The last demotion of a deployment and, once a person promoted it back, who did and when. */
+export type Demotion = {
+  demoted_at: string;
+  reason: string;
+  alerts: number;
+  budget: number;
+  promoted_at?: string;
+  promoted_by?: string;
+  comment?: string | null;
+};
 
 export const deployments = pgTable(
   'deployments',
@@ -158,9 +180,10 @@ export const deployments = pgTable(
       .references(() => targets.id),
     status: text('status', { enum: DEPLOYMENT_STATUSES }).notNull(),
     approvalRequired: boolean('approval_required').notNull(),
-    noiseBudget: jsonb('noise_budget').$type<{ max_alerts_per_day: number } | null>(),
+    noiseBudget: jsonb('noise_budget').$type<NoiseBudgetPolicy | null>(),
     workflowId: text('workflow_id').notNull(),
     runId: text('run_id'),
+    demotion: jsonb('demotion').$type<Demotion>(),
     requestedBy: uuid('requested_by'),
     error: text('error'),
     /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
@@ -176,6 +199,8 @@ export const deployments = pgTable(
   ],
 );
 
+export type Deployment = typeof deployments.$inferSelect;
+
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested', 'expired', 'cancelled'] as const;
 
 export const approvals = pgTable(
@@ -190,7 +215,7 @@ export const approvals = pgTable(
     targets: jsonb('targets').$type<string[]>().notNull(),
     /** One deployment per target, all decided by this approval. */
     deploymentIds: jsonb('deployment_ids').$type<string[]>().notNull(),
-    noiseBudget: jsonb('noise_budget').$type<{ max_alerts_per_day: number } | null>(),
+    noiseBudget: jsonb('noise_budget').$type<NoiseBudgetPolicy | null>(),
     status: text('status', { enum: APPROVAL_STATUSES }).notNull(),
     description: text('description'),
     link: text('link'),
@@ -275,6 +300,8 @@ export const WEBHOOK_EVENTS = [
   'deployment.succeeded',
   'deployment.failed',
   'rollback.completed',
+  'deployment.demoted',
+  'deployment.promoted',
   'replay.completed',
   'shadow.completed',
   'noise_budget.exceeded',
@@ -375,6 +402,8 @@ export const detectionRuns = pgTable(
     matches: integer('matches').notNull(),
     alertsRaised: integer('alerts_raised').notNull(),
     alertsSuppressed: integer('alerts_suppressed').notNull(),
+    /** `alert`, or `shadow` while the deployment is demoted: matches counted, no alert raised. */
+    mode: text('mode', { enum: ['alert', 'shadow'] }).notNull().default('alert'),
     cursorFrom: bigint('cursor_from', { mode: 'number' }).notNull(),
     cursorTo: bigint('cursor_to', { mode: 'number' }).notNull(),
     error: text('error'),
@@ -425,7 +454,7 @@ export const replays = pgTable(
     targetId: uuid('target_id').notNull(),
     windowFrom: tstz('window_from').notNull(),
     windowTo: tstz('window_to').notNull(),
-    noiseBudget: jsonb('noise_budget').$type<{ max_alerts_per_day: number }>(),
+    noiseBudget: jsonb('noise_budget').$type<NoiseBudgetPolicy>(),
     chunkEvents: integer('chunk_events').notNull(),
     status: text('status', { enum: RUN_STATUSES }).notNull(),
     result: jsonb('result').$type<Record<string, unknown>>(),

@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  type ActivityOptions,
   ApplicationFailure,
   allHandlersFinished,
   condition,
@@ -14,7 +15,7 @@ import type { ApprovalActivities, Decision } from '../activities/approvals';
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ImpactSummary } from '../activities/impact';
 import type { ScheduleActivities } from '../activities/schedules';
-import type { DeploymentStatus } from '../db/schema';
+import type { DeploymentStatus, NoiseBudgetPolicy } from '../db/schema';
 import { notifyInBackground } from './notify';
 import { STATUS } from './search-attributes';
 
@@ -25,7 +26,7 @@ export type DeployInput = {
   ruleId: string;
   version: number;
   deployments: DeploymentRef[];
-  noiseBudget: { max_alerts_per_day: number } | null;
+  noiseBudget: NoiseBudgetPolicy | null;
   /** When set, the deployments wait for a reviewer's decision on this approval. */
   approval: { approvalId: string; requestedBy: string | null; expiresInMs: number } | null;
 };
@@ -53,10 +54,18 @@ export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
 export const decideUpdate = defineUpdate<ApprovalState, [DecisionInput]>('decide');
 
 const retry = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 } as const;
-const activities = proxyActivities<DeploymentActivities & ScheduleActivities & ApprovalActivities>({
+const options: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { ...retry, nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
-});
+};
+const activities = proxyActivities<DeploymentActivities & ScheduleActivities & ApprovalActivities>(options);
+/**
+ * The adapter deploy heartbeats: when the worker running it dies, another worker retries it after
+ * the heartbeat timeout (seconds) rather than the start-to-close timeout (a minute). A retry is
+ * safe — the adapter keys the deploy by the deployment id. Only activity options differ, which
+ * the history does not pin, so runs in flight replay unchanged.
+ */
+const deployActivities = proxyActivities<DeploymentActivities>({ ...options, heartbeatTimeout: '10 seconds' });
 
 /**
  * The life of a change: its impact (replay-based projection, cost, noise delta, diff), then — when
@@ -148,7 +157,7 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
     };
     try {
       await moveTo('deploying');
-      await activities.deployToTarget({ deploymentId: ref.deploymentId });
+      await deployActivities.deployToTarget({ deploymentId: ref.deploymentId });
       const { superseded } = await activities.activateDeployment({ deploymentId: ref.deploymentId });
       entry.status = 'active';
       await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });

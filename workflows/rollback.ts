@@ -2,7 +2,7 @@ import { ActivityFailure, log, proxyActivities, upsertSearchAttributes } from '@
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
 import { notifyInBackground } from './notify';
-import { STATUS } from './search-attributes';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT } from './search-attributes';
 
 export type RollbackInput = {
   tenantId: string;
@@ -17,6 +17,21 @@ export type RollbackInput = {
 };
 
 export type RollbackResult = { status: 'completed' | 'failed'; restored_version: number | null; removed: boolean; error: string | null };
+
+/** Rollback runs are keyed per rule and target by who asked: an idempotency key, a request, a noise budget. */
+export function rollbackWorkflowId(tenantId: string, ruleId: string, targetName: string, key: string): string {
+  return `rollback/${tenantId}/${ruleId}/${targetName}/${key}`;
+}
+
+export function rollbackSearchAttributes(input: { tenantId: string; ruleId: string; targetName: string }) {
+  return [
+    { key: TENANT, value: input.tenantId },
+    { key: RULE_ID, value: input.ruleId },
+    { key: TARGET, value: input.targetName },
+    { key: KIND, value: 'rollback' },
+    { key: STATUS, value: 'running' },
+  ];
+}
 
 const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
   startToCloseTimeout: '1 minute',

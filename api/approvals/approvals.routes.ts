@@ -1,5 +1,5 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
@@ -8,7 +8,7 @@ import { APPROVAL_STATUSES, approvals } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
-import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/problem';
+import { ProblemSchema, conflict, insufficientScope, notFound, serviceUnavailable } from '../http/problem';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, NoiseBudget, isoDuration } from '../deployments/schemas';
@@ -200,6 +200,7 @@ export function approvalRoutes(deps: ApiDeps) {
         200: { description: 'The decided approval', schema: Approval },
         404: { description: 'No such approval in this tenant', schema: ProblemSchema },
         409: { description: 'The approval is already decided or expired', schema: ProblemSchema },
+        503: { description: 'The run did not take the decision in time; retry after Retry-After', schema: ProblemSchema },
       },
       handler: async ({ params, body, auth }) => {
         const row = await find(auth.tenantId, params.id);
@@ -215,6 +216,11 @@ export function approvalRoutes(deps: ApiDeps) {
           }
           // The run ended (expired) between our read and the update.
           if (err instanceof WorkflowNotFoundError) throw conflict('This approval is no longer waiting for a decision');
+          // The run did not take the decision in time (its worker is busy or down). The update may
+          // still be applied: a retry then answers 409 and GET shows the decision.
+          if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+            throw serviceUnavailable('The approval run has not taken the decision yet; retry, or read the approval: a decision it took since shows there', 5);
+          }
           throw err;
         }
         return { status: 200, body: view(await find(auth.tenantId, params.id)) };

@@ -1,7 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
-import { runLink } from '../context';
-import { approvals, deployments, targets } from '../../db/schema';
+import { deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { ProblemSchema, notFound } from '../http/problem';
 import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
@@ -10,52 +9,15 @@ import { UuidParams } from '../settings/schemas';
 import { isoDurationMs } from '../../activities/schedules';
 import { submitChange } from './submit-change';
 import { longPoll } from '../http/long-poll';
+import { deploymentViewer } from './deployment-view';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
 
-const SETTLED = new Set(['active', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
+const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
 
 export function deployRoutes(deps: ApiDeps) {
   const { db } = deps.database;
-  const { temporal } = deps;
 
-  async function deploymentView(id: string, tenantId: string) {
-    const [row] = await db
-      .select({ d: deployments, targetName: targets.name, environment: targets.environment, approvalId: approvals.id })
-      .from(deployments)
-      .innerJoin(targets, eq(targets.id, deployments.targetId))
-      .leftJoin(approvals, eq(approvals.workflowId, deployments.workflowId))
-      .where(and(eq(deployments.id, id), eq(deployments.tenantId, tenantId)));
-    if (!row) return undefined;
-    const d = row.d;
-    return {
-      id: d.id,
-      rule_id: d.ruleId,
-      version: d.version,
-      target: row.targetName,
-      environment: row.environment,
-      status: d.status,
-      approval_required: d.approvalRequired,
-      noise_budget: d.noiseBudget ?? null,
-      requested_by: d.requestedBy,
-      error: d.error,
-      workflow_id: d.workflowId,
-      run_id: d.runId,
-      created_at: d.createdAt.toISOString(),
-      updated_at: d.updatedAt.toISOString(),
-      activated_at: d.activatedAt?.toISOString() ?? null,
-      ended_at: d.endedAt?.toISOString() ?? null,
-      links: {
-        self: `/api/v1/deployments/${d.id}`,
-        ...(row.approvalId ? { approval: `/api/v1/approvals/${row.approvalId}` } : {}),
-        ...optionalRun(d.workflowId, d.runId),
-      },
-    };
-  }
-
-  function optionalRun(workflowId: string, runId: string | null) {
-    const run = runLink(temporal, workflowId, runId);
-    return run ? { run } : {};
-  }
+  const deploymentView = deploymentViewer(deps);
 
   return [
     defineRoute({

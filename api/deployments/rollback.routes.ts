@@ -1,17 +1,17 @@
 import crypto from 'node:crypto';
-import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
 import { startOrJoin } from '../http/start-workflow';
 import { runLink } from '../context';
-import { deployments, rules, targets } from '../../db/schema';
+import { LIVE_DEPLOYMENT_STATUSES, deployments, rules, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/problem';
 import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
 import { mayUseEnvironment } from '../auth/authenticate';
-import { Rollback, type RollbackInput } from '../../workflows/rollback';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
+import { Rollback, rollbackSearchAttributes, rollbackWorkflowId } from '../../workflows/rollback';
+import { prepareRollback, versionBefore } from '../../activities/rollback-plan';
 import { IdempotencyHeaders } from './schemas';
 
 const RollbackBody = openapi(
@@ -21,8 +21,10 @@ const RollbackBody = openapi(
       target: z.string().min(1).max(63),
       reason: z.string().min(1).max(2000),
       to_version: z.number().int().min(1).max(2_147_483_647).optional().describe('The version to restore; the one deployed before the live one when absent'),
+      remove: z.boolean().default(false).describe('Take the rule off the target whatever was deployed before (GitOps sync deletes this way); not with to_version'),
     })
-    .strict(),
+    .strict()
+    .refine((b) => !(b.remove && b.to_version !== undefined), { message: 'remove and to_version exclude each other', path: ['remove'] }),
   'RollbackRequest',
 );
 
@@ -65,54 +67,29 @@ export function rollbackRoutes(deps: ApiDeps) {
         if (!target) throw notFound(`No target ${body.target} in this tenant`);
         if (!mayUseEnvironment(auth, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${target.name})`);
         const scope = and(eq(deployments.tenantId, auth.tenantId), eq(deployments.ruleId, ruleId), eq(deployments.targetId, target.id));
-        const [live] = await db.select().from(deployments).where(and(scope, eq(deployments.status, 'active')));
+        const [live] = await db.select().from(deployments).where(and(scope, inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)));
         if (!live) throw conflict(`Rule ${ruleId} is not deployed on ${target.name}; there is nothing to roll back`);
 
         let toVersion: number | null;
-        if (body.to_version !== undefined) {
+        if (body.remove) {
+          toVersion = null;
+        } else if (body.to_version !== undefined) {
           if (body.to_version > rule.latestVersion) throw notFound(`Rule ${ruleId} has no version ${body.to_version}`);
           if (body.to_version === live.version) throw conflict(`Version ${live.version} is the one live on ${target.name}`);
           toVersion = body.to_version;
         } else {
-          // The version that was live before this one: the last deployment this one replaced.
-          const [before] = await db
-            .select({ version: deployments.version })
-            .from(deployments)
-            .where(and(scope, ne(deployments.id, live.id), ne(deployments.version, live.version), inArray(deployments.status, ['superseded', 'rolled_back'])))
-            .orderBy(desc(deployments.activatedAt))
-            .limit(1);
-          toVersion = before?.version ?? null;
+          toVersion = await versionBefore(db, live);
         }
 
         const key = idempotencyKeyOf(req);
         const id = key ? await claimIdempotencyKey(db, auth.tenantId, 'rollback', key, body) : crypto.randomUUID();
-        const workflowId = `rollback/${auth.tenantId}/${ruleId}/${target.name}/${id}`;
-        if (toVersion !== null) {
-          await db
-            .insert(deployments)
-            .values({ id, tenantId: auth.tenantId, ruleId, version: toVersion, targetId: target.id, status: 'deploying', approvalRequired: false, noiseBudget: live.noiseBudget, workflowId, requestedBy: auth.tokenId })
-            .onConflictDoNothing();
-        }
-        const input: RollbackInput = {
-          tenantId: auth.tenantId,
-          ruleId,
-          targetName: target.name,
-          fromDeploymentId: live.id,
-          fromVersion: live.version,
-          to: toVersion !== null ? { deploymentId: id, version: toVersion } : null,
-          reason: body.reason,
-        };
+        const workflowId = rollbackWorkflowId(auth.tenantId, ruleId, target.name, id);
+        const input = await prepareRollback(db, { live, targetName: target.name, toVersion, restoreId: id, workflowId, requestedBy: auth.tokenId, reason: body.reason });
         const runId = await startOrJoin(deps.temporal.client, Rollback, {
           workflowId,
           taskQueue: deps.temporal.taskQueue,
           args: [input],
-          typedSearchAttributes: [
-            { key: TENANT, value: auth.tenantId },
-            { key: RULE_ID, value: ruleId },
-            { key: TARGET, value: target.name },
-            { key: KIND, value: 'rollback' },
-            { key: STATUS, value: 'running' },
-          ],
+          typedSearchAttributes: rollbackSearchAttributes({ tenantId: auth.tenantId, ruleId, targetName: target.name }),
         });
         const run = runLink(deps.temporal, workflowId, runId);
         return {

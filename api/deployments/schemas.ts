@@ -1,13 +1,50 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
-import { DEPLOYMENT_STATUSES } from '../../db/schema';
+import { DEPLOYMENT_STATUSES, ON_EXCEED_POLICIES } from '../../db/schema';
 
 /** ISO 8601 durations of weeks, days, hours, minutes, seconds: P7D, PT30M. */
 export const isoDuration = z.string().regex(/^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'an ISO 8601 duration such as P7D or PT30M');
 
 export const NoiseBudget = openapi(
-  z.object({ max_alerts_per_day: z.number().min(0).max(1_000_000_000) }).strict(),
+  z
+    .object({
+      max_alerts_per_day: z.number().min(0).max(1_000_000_000),
+      on_exceed: z
+        .enum(ON_EXCEED_POLICIES)
+        .optional()
+        .describe(
+          'What scheduled detection does when a UTC day goes over the budget: `suppress` (default) stores the alerts beyond it as suppressed and counts them; ' +
+            '`demote` stops the rule alerting and keeps it running in shadow until a person promotes it (POST /deployments/{id}/promote); ' +
+            '`rollback` starts a Rollback run to the previous version (or off the target), with the reason recorded and notified',
+        ),
+    })
+    .strict(),
   'NoiseBudget',
+);
+
+export const Demotion = openapi(
+  z.object({
+    demoted_at: z.string(),
+    reason: z.string(),
+    alerts: z.number().int().describe('Alerts of the UTC day when the budget was exceeded'),
+    budget: z.number(),
+    shadow_runs: z.number().int().describe('Detection runs in shadow since the demotion'),
+    shadow_matches: z.number().int().describe('Events those runs matched: alerts it would have raised'),
+    promoted_at: z.string().optional(),
+    promoted_by: z.string().optional(),
+    comment: z.string().nullable().optional(),
+  }),
+  'Demotion',
+);
+
+export const PromoteBody = openapi(
+  z
+    .object({
+      comment: z.string().max(2000).optional(),
+      noise_budget: NoiseBudget.optional().describe('A new budget from now on; the current one when absent'),
+    })
+    .strict(),
+  'PromoteRequest',
 );
 
 export const DeployBody = openapi(
@@ -51,6 +88,7 @@ export const Deployment = openapi(
     status: z.enum(DEPLOYMENT_STATUSES),
     approval_required: z.boolean(),
     noise_budget: NoiseBudget.nullable(),
+    demotion: Demotion.nullable().describe('The last demotion by the noise budget (and its promotion back), when there was one'),
     requested_by: z.string().nullable(),
     error: z.string().nullable(),
     workflow_id: z.string(),

@@ -3,7 +3,7 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApiDeps } from '../context';
 import { startOrJoin } from '../http/start-workflow';
-import { approvals, deployments, rules, targets } from '../../db/schema';
+import { LIVE_DEPLOYMENT_STATUSES, approvals, deployments, rules, targets, type NoiseBudgetPolicy } from '../../db/schema';
 import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
 import { claimIdempotencyKey } from '../http/idempotency';
 import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
@@ -17,7 +17,7 @@ export type ChangeRequest = {
   version: number | undefined;
   targets: string[];
   approvalRequired: boolean;
-  noiseBudget: { max_alerts_per_day: number } | null;
+  noiseBudget: NoiseBudgetPolicy | null;
   description: string | null;
   link: string | null;
   expiresInMs: number;
@@ -60,7 +60,7 @@ export async function submitChange(deps: ApiDeps, auth: AuthContext, change: Cha
 
   const limit = limitsOf(auth).activeDeployments;
   if (limit !== null) {
-    const [{ n }] = (await db.select({ n: count() }).from(deployments).where(and(eq(deployments.tenantId, auth.tenantId), eq(deployments.status, 'active')))) as [{ n: number }];
+    const [{ n }] = (await db.select({ n: count() }).from(deployments).where(and(eq(deployments.tenantId, auth.tenantId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))) as [{ n: number }];
     if (Number(n) + chosen.length > limit) throw resourceLimit(`The ${auth.tier} tier allows ${limit} active deployments; ${n} are active`);
   }
 

@@ -1,3 +1,4 @@
+import { ServiceError, isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client';
@@ -12,6 +13,7 @@ import {
   malformedJson,
   notFound,
   payloadTooLarge,
+  serviceUnavailable,
   tooManyRequests,
   unauthorized,
   unsupportedMediaType,
@@ -87,8 +89,16 @@ export const unmatchedRoute = (req: Request) => {
 
 type BodyParserError = Error & { type?: string; status?: number; limit?: number };
 
+/** gRPC status codes of a Temporal server that is down, overloaded or too slow to answer: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
+const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
+
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  // Temporal not answering is a temporary condition of ours, not a bug: 503 and when to retry.
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  if (isGrpcServiceError(grpc) && TEMPORAL_UNAVAILABLE.has(grpc.code)) {
+    return serviceUnavailable(`The workflow service did not answer in time (${grpc.details || grpc.message}); retry later`, 5);
+  }
   const e = err as BodyParserError;
   switch (e?.type) {
     case 'entity.parse.failed':

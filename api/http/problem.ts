@@ -57,8 +57,8 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 export const notImplemented = (detail: string) => new AppError(501, 'not-implemented', 'Not implemented yet', detail);
-export const serviceUnavailable = (detail: string) =>
-  new AppError(503, 'unavailable', 'Service unavailable', detail);
+export const serviceUnavailable = (detail: string, retryAfterSeconds?: number) =>
+  new AppError(503, 'unavailable', 'Service unavailable', detail, retryAfterSeconds === undefined ? {} : { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
 /** Turns zod issues into JSON pointers under the part of the request they came from. */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[], root: 'body' | 'query' | 'params'): FieldError[] {

@@ -203,7 +203,7 @@ export function targetRoutes(deps: ApiDeps) {
         const row = await find(auth, params.name);
         if (row.builtIn) throw conflict(`The built-in target ${row.name} cannot be deleted`);
         const history = await db.select({ status: deployments.status }).from(deployments).where(eq(deployments.targetId, row.id));
-        if (history.some((d) => ['active', 'deploying', 'pending_approval'].includes(d.status))) {
+        if (history.some((d) => ['active', 'demoted', 'deploying', 'pending_approval'].includes(d.status))) {
           throw conflict(`Target ${row.name} has deployments in progress or active; roll them back first`);
         }
         // Deployment records are the audit trail of what ran where; a target with any is kept.

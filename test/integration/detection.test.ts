@@ -1,20 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { detectionRuns } from '../../db/schema';
-import { startTestService, type TestService, until } from '../support/harness';
-
-const ruleText = (id: string, image: string, revision = 1) =>
-  `title: Detect ${image} (revision ${revision})
-id: ${id}
-status: test
-level: high
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\${image}'
-  condition: selection
-`;
+import { detectEverySecond, imageRule, startTestService, type TestService, until } from '../support/harness';
 
 let seq = 0;
 const event = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
@@ -23,17 +9,14 @@ describe('scheduled detection on the local target', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService();
-    const local = await svc.request('GET', '/api/v1/settings/targets/local');
-    const put = await svc.request('PUT', '/api/v1/settings/targets/local', { body: { ...pick(local.body), detection_interval: 'PT1S' } });
-    expect(put.status).toBe(200);
+    await detectEverySecond(svc);
   });
   afterAll(() => svc.close());
 
-  const pick = (t: any) => ({ name: t.name, kind: t.kind, environment: t.environment, connection: t.connection, cost_model: t.cost_model });
   const ingest = (lines: string[]) => svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
 
   async function deploy(id: string, image: string, budget?: number, revision = 1) {
-    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: ruleText(id, image, revision) } })).status).toBeLessThan(300);
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image, revision) } })).status).toBeLessThan(300);
     const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: id, target: 'local', approval_required: false, ...(budget !== undefined ? { noise_budget: { max_alerts_per_day: budget } } : {}) } });
     expect(res.status).toBe(202);
     expect(await svc.client.workflow.getHandle(res.body.workflow_id).result()).toMatchObject({ status: 'active' });

@@ -78,6 +78,23 @@ describe('POST /rules/rollback', () => {
     expect(again.body.detail).toMatch(/nothing to roll back/);
   });
 
+  it('removes the rule on remove: true even when an earlier version exists; remove with to_version is a 400', async () => {
+    const id = 'a1000000-0000-4000-8000-000000000005';
+    await deploy(id, 1);
+    const v2 = await deploy(id, 2);
+    const both = await rollback({ rule_id: id, remove: true, to_version: 1 });
+    expect(both.status).toBe(400);
+    expect(both.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/body/remove']);
+    const res = await rollback({ rule_id: id, remove: true, reason: 'deleted from the repository' });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ from_version: 2, restores_version: null });
+    expect(res.body.links.restored).toBeUndefined();
+    expect(res.body.result).toMatchObject({ status: 'completed', removed: true, restored_version: null });
+    expect(await active(id)).toEqual([]);
+    expect((await svc.request('GET', `/api/v1/deployments/${v2}`)).body).toMatchObject({ status: 'rolled_back', error: 'rolled back: deleted from the repository' });
+    expect((await svc.siem.local.listDeployed('default')).some((d) => d.ruleId === id)).toBe(false);
+  });
+
   it('refuses a target outside the token environments, and unknown rules or targets', async () => {
     const id = 'a1000000-0000-4000-8000-000000000004';
     await deploy(id, 1);

@@ -11,9 +11,11 @@
  * names the workflow type and id; replay uses that id, because the workflows derive their child
  * workflow ids from it.
  *
- * Re-record after a deliberate, non-backward-compatible workflow change (one that is not behind
- * `patched()`), or when a new workflow or path is added here. Histories are replaced as a whole set
- * only when every path recorded; a failure leaves the committed files untouched. Takes under a minute.
+ * Run it when a new workflow or path is added here: it writes the histories of paths that have none
+ * yet and keeps the committed ones, which were recorded by earlier code — replaying those is what
+ * proves a change safe for runs already in flight. After a deliberate, non-backward-compatible
+ * change (one not behind `patched()`), `--overwrite` replaces every history. Files are written only
+ * when every path recorded; a failure leaves the committed files untouched. Takes under a minute.
  * `TEST_LOG_LEVEL=info` shows the service's logs.
  */
 import fs from 'node:fs';
@@ -23,7 +25,7 @@ import path from 'node:path';
 import type { DetectionOutcome } from '../../activities/detection';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
-import { createApiKey, startTestService, type TestResponse, type TestService, until } from '../support/harness';
+import { createApiKey, detectEverySecond, imageRule as rule, startTestService, type TestResponse, type TestService, until } from '../support/harness';
 import { historyToJSON } from './history-json';
 
 const HISTORIES_DIR = path.join(__dirname, 'histories');
@@ -35,18 +37,8 @@ const DETECT_RULE = 'e1000000-0000-4000-8000-000000000002';
 const BUDGET_RULE = 'e1000000-0000-4000-8000-000000000003';
 const ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000004';
 const REMOVE_RULE = 'e1000000-0000-4000-8000-000000000005';
-const rule = (id: string, image: string, revision = 1) => `title: Replay fixture ${image} (revision ${revision})
-id: ${id}
-status: test
-level: high
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\${image}'
-  condition: selection
-`;
+const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
+const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
 let seq = 0;
 const event = (image: string, at = Date.now()) =>
   JSON.stringify({ '@timestamp': new Date(at).toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
@@ -105,10 +97,8 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
   const receiver = await startFlakyReceiver();
   try {
     expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, secret: 'a-webhook-secret-of-some-length' } }), 200, 'webhook settings');
-    const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
     // Scheduled detection every second, so the DetectionRun paths below come within seconds.
-    const target = { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: local.cost_model, detection_interval: 'PT1S' };
-    expectStatus(await svc.request('PUT', '/api/v1/settings/targets/local', { body: target }), 200, 'target settings');
+    await detectEverySecond(svc);
     const requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
     const reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
     for (const [id, image] of [[DEPLOY_RULE, 'deployed.exe'], [DETECT_RULE, 'detected.exe'], [BUDGET_RULE, 'noisy.exe']] as const) {
@@ -194,6 +184,31 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     await ingest(Array.from({ length: 5 }, () => event('noisy.exe')));
     runs.set('detection-run-noise-budget-exceeded', await detectionRun(svc, BUDGET_RULE, (o) => o.budgetExceededNow && o.suppressed > 0));
 
+    // on_exceed: demote (the run that demotes, then a run in shadow) and rollback (the run that
+    // starts the Rollback child, and that Rollback run).
+    const deployWithBudget = async (ruleId: string, image: string, revision: number, noiseBudget?: Record<string, unknown>) => {
+      expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: rule(ruleId, image, revision) } }), 201, `rule ${image} revision ${revision}`);
+      const d = expectStatus(
+        await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision, ...(noiseBudget ? { noise_budget: noiseBudget } : {}) } }),
+        202,
+        'deploy',
+      ).body;
+      await expectResult(finished(d.workflow_id), { status: 'active' }, `deploy ${ruleId} revision ${revision}`);
+      return d.id as string;
+    };
+    await deployWithBudget(DEMOTE_RULE, 'demoted.exe', 1, { max_alerts_per_day: 2, on_exceed: 'demote' });
+    await ingest(Array.from({ length: 5 }, () => event('demoted.exe')));
+    runs.set('detection-run-demoted', await detectionRun(svc, DEMOTE_RULE, (o) => o.demoted === true));
+    await ingest([event('demoted.exe')]);
+    runs.set('detection-run-in-shadow', await detectionRun(svc, DEMOTE_RULE, (o) => o.mode === 'shadow' && o.matches > 0));
+    await deployWithBudget(AUTO_ROLLBACK_RULE, 'autorollback.exe', 1);
+    const noisy = await deployWithBudget(AUTO_ROLLBACK_RULE, 'autorollback.exe', 2, { max_alerts_per_day: 1, on_exceed: 'rollback' });
+    await ingest(Array.from({ length: 3 }, () => event('autorollback.exe')));
+    runs.set('detection-run-budget-rollback', await detectionRun(svc, AUTO_ROLLBACK_RULE, (o) => o.budgetExceededNow && o.onExceed === 'rollback'));
+    const budgetRollbackId = `rollback/default/${AUTO_ROLLBACK_RULE}/local/noise-budget-${noisy}`;
+    await expectResult(finished(budgetRollbackId), { status: 'completed', restored_version: 1 }, 'rollback by the noise budget');
+    runs.set('rollback-by-noise-budget', { workflowId: budgetRollbackId, runId: undefined });
+
     // Replay --------------------------------------------------------------------------------------
     const window = { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date().toISOString() };
     const replay = expectStatus(await svc.request('POST', '/api/v1/rules/replay', { body: { target: 'local', rule_id: DEPLOY_RULE, ...window } }), 202, 'replay').body;
@@ -268,9 +283,16 @@ async function main(): Promise<void> {
       const files = new Map<string, string>();
       for (const [name, r] of runs) files.set(`${name}.json`, historyToJSON(await svc.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory()));
       fs.mkdirSync(HISTORIES_DIR, { recursive: true });
-      for (const old of fs.readdirSync(HISTORIES_DIR)) if (old.endsWith('.json')) fs.rmSync(path.join(HISTORIES_DIR, old));
-      for (const [file, text] of files) fs.writeFileSync(path.join(HISTORIES_DIR, file), text);
-      process.stdout.write(`recorded ${files.size} histories into ${HISTORIES_DIR}\n`);
+      const overwrite = process.argv.includes('--overwrite');
+      if (overwrite) for (const old of fs.readdirSync(HISTORIES_DIR)) if (old.endsWith('.json')) fs.rmSync(path.join(HISTORIES_DIR, old));
+      let written = 0;
+      for (const [file, text] of files) {
+        const to = path.join(HISTORIES_DIR, file);
+        if (!overwrite && fs.existsSync(to)) continue;
+        fs.writeFileSync(to, text);
+        written++;
+      }
+      process.stdout.write(`recorded ${files.size} histories, wrote ${written} into ${HISTORIES_DIR}\n`);
     } finally {
       await svc.close();
     }

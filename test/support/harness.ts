@@ -59,6 +59,14 @@ export type TestService = {
   siem: SiemAdapters;
   /** Stops the worker (as a crash would, mid-work) and starts a new one on the same task queue. */
   restartWorker(): Promise<void>;
+  /**
+   * Kills the worker as a crash would and starts a new one on the same task queue. The old worker
+   * takes no task from then on, and work the test holds in it (e.g. an adapter call waiting on the
+   * test) is abandoned: nothing of it reaches the server, which must notice by a timeout and hand it
+   * to the new worker. Work nobody holds still finishes, as in `restartWorker`. The test lets held
+   * work go before `close`, which drains the abandoned workers.
+   */
+  crashWorker(): Promise<void>;
   /** Sends a request to the API; the body is sent as JSON unless it is a string. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
@@ -139,6 +147,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   let workerRun: Promise<void> | undefined;
   ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
   workerRun = worker.run();
+  const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const api = await startApi(
     {
       config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024 },
@@ -169,6 +178,15 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
       workerRun = worker.run();
     },
+    crashWorker: async () => {
+      // Shutting down stops polling at once; what the worker still runs is not awaited here, so a
+      // held activity neither completes nor heartbeats (withHeartbeat in activities/deployments.ts
+      // stops on the cancellation a shutdown sends), as if its process had died.
+      abandoned.push({ run: workerRun!, connection: connection! });
+      worker!.shutdown();
+      ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
+      workerRun = worker.run();
+    },
     close: async () => {
       await api.close();
       // Schedules outlive workers: remove this service's, so they do not fire into an empty queue.
@@ -180,6 +198,16 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       worker?.shutdown();
       await workerRun;
       await connection?.close();
+      for (const dead of abandoned) {
+        // Bounded: a test that failed before letting its held work go must not hang the suite.
+        let timer: NodeJS.Timeout | undefined;
+        const drained = await Promise.race([
+          dead.run.then(() => true, () => true),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000))),
+        ]);
+        clearTimeout(timer);
+        if (drained) await dead.connection.close();
+      }
       await client.connection.close();
       await drop();
       await siem.close();
@@ -234,4 +262,28 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, s
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A process-creation rule matching one image name; `revision` changes its text for a new version. */
+export function imageRule(id: string, image: string, revision = 1): string {
+  return `title: Detect ${image} (revision ${revision})
+id: ${id}
+status: test
+level: high
+logsource:
+  category: process_creation
+  product: windows
+detection:
+  selection:
+    Image|endswith: '\\${image}'
+  condition: selection
+`;
+}
+
+/** Scheduled detection on the built-in local target every second, so alerts come within seconds. */
+export async function detectEverySecond(svc: TestService): Promise<void> {
+  const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
+  const target = { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: local.cost_model, detection_interval: 'PT1S' };
+  const put = await svc.request('PUT', '/api/v1/settings/targets/local', { body: target });
+  if (put.status !== 200) throw new Error(`setting the detection interval failed: ${put.status} ${put.text}`);
 }
