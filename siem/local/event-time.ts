@@ -33,6 +33,15 @@ export function eventTimeFromText(text: string, json: string): string {
     ELSE ${eventTimeFromJson(json)} END`;
 }
 
+/**
+ * An epoch in microseconds as a TIMESTAMP; NULL (a rejected line) when it is beyond what a
+ * TIMESTAMP holds (±294,000 years), instead of an error that would fail the whole batch.
+ */
+function epochMicros(micros: string): string {
+  return `CASE WHEN abs(${micros}) < ${MAX_EPOCH_MICROS} THEN make_timestamp(CAST(${micros} AS BIGINT)) END`;
+}
+const MAX_EPOCH_MICROS = '9.2e18';
+
 /** SQL turning the timestamp field's JSON value (a column name; NULL when absent) into a TIMESTAMP in UTC, or NULL when not parseable. */
 export function eventTimeFromJson(v: string): string {
   const text = `(${v} ->> '$')`;
@@ -40,9 +49,9 @@ export function eventTimeFromJson(v: string): string {
   const micros = `CASE WHEN abs(${n}) < 1e11 THEN ${n} * 1e6 WHEN abs(${n}) < 1e14 THEN ${n} * 1e3 WHEN abs(${n}) < 1e17 THEN ${n} ELSE ${n} / 1e3 END`;
   return `CASE json_type(${v})
     WHEN 'VARCHAR' THEN CASE WHEN regexp_full_match(${text}, ${sqlLiteral(ISO_PATTERN)}) THEN TRY_CAST(TRY_CAST(upper(${text}) AS TIMESTAMPTZ) AS TIMESTAMP) END
-    WHEN 'BIGINT' THEN make_timestamp(CAST(${micros} AS BIGINT))
-    WHEN 'UBIGINT' THEN make_timestamp(CAST(${micros} AS BIGINT))
-    WHEN 'DOUBLE' THEN make_timestamp(CAST(${micros} AS BIGINT))
+    WHEN 'BIGINT' THEN ${epochMicros(micros)}
+    WHEN 'UBIGINT' THEN ${epochMicros(micros)}
+    WHEN 'DOUBLE' THEN ${epochMicros(micros)}
   END`;
 }
 
