@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
 import { deployments } from '../../db/schema';
 import type { DeployRequest, DeployResult } from '../../siem/adapter';
-import { createApiKey, startTestService, until, type TestService } from '../support/harness';
+import { createApiKey, imageRule, startTestService, until, type TestService } from '../support/harness';
 
 /**
  * A worker that dies while the adapter deploy is in flight. The crash is made deterministic by
@@ -18,19 +18,6 @@ import { createApiKey, startTestService, until, type TestService } from '../supp
 
 const RULE_A = 'c7a5e000-0000-4000-8000-00000000000a';
 const RULE_B = 'c7a5e000-0000-4000-8000-00000000000b';
-const rule = (id: string, image: string) => `title: Crash test ${image}
-id: ${id}
-status: test
-level: high
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\${image}'
-  condition: selection
-`;
-
 type Call = { deploymentId: string; ruleId: string; attempt: number; changed: boolean | null; done: Promise<void> };
 
 /**
@@ -138,7 +125,7 @@ describe('a worker killed while deploying: the deployment happens exactly once',
     receiver = await startReceiver();
     requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
     for (const [id, image] of [[RULE_A, 'crash-a.exe'], [RULE_B, 'crash-b.exe']] as const) {
-      expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(id, image) } })).status).toBe(201);
+      expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image) } })).status).toBe(201);
     }
     const hook = await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: receiver.url, secret: 'a-webhook-secret-of-some-length', events: ['deployment.succeeded', 'deployment.failed'] } });
     expect(hook.status).toBe(200);
