@@ -16,7 +16,8 @@ import { Replay, replayProgressQuery, type ReplayInput, type ReplayProgress } fr
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody, isoDurationToMs } from './schemas';
-import { checkConcurrentRuns, resolveRunRule, resolveRunTarget } from './run-request';
+import { resolveRunRule, resolveRunTarget } from './run-request';
+import { admitRun, settleEndedRun } from './run-slots';
 
 const DAY_MS = 86_400_000;
 /** How long a GET waits for a running replay to answer its progress query before reporting none. */
@@ -34,6 +35,8 @@ export function replayRoutes(deps: ApiDeps) {
       .innerJoin(targets, eq(targets.id, replays.targetId))
       .where(and(eq(replays.id, id), eq(replays.tenantId, tenantId)));
     if (!row) return undefined;
+    // A run read while running may have ended without recording (see run-slots.ts): read it again once settled.
+    if (withProgress && row.r.status === 'running' && (await settleEndedRun(db, temporal.client, replays, row.r))) return replayView(id, tenantId, false);
     const r = row.r;
     let progress: ReplayProgress | null = null;
     if (withProgress && r.status === 'running') {
@@ -115,25 +118,26 @@ export function replayRoutes(deps: ApiDeps) {
 
         const [existing] = await db.select({ id: replays.id }).from(replays).where(and(eq(replays.id, replayId), eq(replays.tenantId, auth.tenantId)));
         if (!existing) {
-          await checkConcurrentRuns(db, auth);
-          await db
-            .insert(replays)
-            .values({
-              id: replayId,
-              tenantId: auth.tenantId,
-              ruleId: rule.ruleId,
-              version: rule.version,
-              ruleContent: rule.content,
-              targetId: target.id,
-              windowFrom: window.from,
-              windowTo: window.to,
-              noiseBudget: body.noise_budget ?? null,
-              chunkEvents: body.chunk_events,
-              status: 'running',
-              workflowId,
-              requestedBy: auth.tokenId,
-            })
-            .onConflictDoNothing();
+          await admitRun(db, temporal.client, auth, (tx) =>
+            tx
+              .insert(replays)
+              .values({
+                id: replayId,
+                tenantId: auth.tenantId,
+                ruleId: rule.ruleId,
+                version: rule.version,
+                ruleContent: rule.content,
+                targetId: target.id,
+                windowFrom: window.from,
+                windowTo: window.to,
+                noiseBudget: body.noise_budget ?? null,
+                chunkEvents: body.chunk_events,
+                status: 'running',
+                workflowId,
+                requestedBy: auth.tokenId,
+              })
+              .onConflictDoNothing(),
+          );
         }
         const [stored] = await db.select().from(replays).where(eq(replays.id, replayId));
         const input: ReplayInput = {
@@ -205,8 +209,11 @@ export function replayRoutes(deps: ApiDeps) {
         try {
           await temporal.client.workflow.getHandle(view.workflow_id).cancel();
         } catch (err) {
-          // It ended between the read and the request: its own record says how.
           if (!(err instanceof WorkflowNotFoundError)) throw err;
+          // It ended between the read and the request (its own record says how), or ended without
+          // recording (see run-slots.ts): either way there is nothing left to cancel.
+          const ended = await replayView(params.id, auth.tenantId, true);
+          if (ended && ended.status !== 'running') return { status: 200, body: ended };
         }
         return { status: 202, headers: { Location: view.links.self }, body: view };
       },

@@ -1,11 +1,11 @@
-import { and, count, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { replays, ruleVersions, rules, shadowRuns, targets } from '../../db/schema';
+import { ruleVersions, rules, targets } from '../../db/schema';
 import { isSigmaError, parseRule } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
 import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
-import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
-import { checkRuleSize, limitsOf } from '../limits/resource-limits';
+import { badRequest, insufficientScope, notFound } from '../http/problem';
+import { checkRuleSize } from '../limits/resource-limits';
 
 export type RunRule = { ruleId: string; version: number | null; content: string };
 
@@ -55,16 +55,4 @@ export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: AuthCon
     throw err;
   }
   return target;
-}
-
-/** Replays and shadows running at once count together against the tier's `concurrentRuns`. */
-export async function checkConcurrentRuns(db: Db, auth: AuthContext): Promise<void> {
-  const max = limitsOf(auth).concurrentRuns;
-  if (max === null) return;
-  const [[r], [s]] = await Promise.all([
-    db.select({ n: count() }).from(replays).where(and(eq(replays.tenantId, auth.tenantId), eq(replays.status, 'running'))),
-    db.select({ n: count() }).from(shadowRuns).where(and(eq(shadowRuns.tenantId, auth.tenantId), eq(shadowRuns.status, 'running'))),
-  ]);
-  const running = Number(r!.n) + Number(s!.n);
-  if (running >= max) throw resourceLimit(`${running} replays and shadow evaluations are running; the ${auth.tier} tier allows ${max} at once`);
 }

@@ -14,7 +14,8 @@ import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/s
 import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInput, type ShadowProgress } from '../../workflows/shadow';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { Shadow, ShadowBody, isoDurationToMs } from './schemas';
-import { checkConcurrentRuns, resolveRunRule, resolveRunTarget } from './run-request';
+import { resolveRunRule, resolveRunTarget } from './run-request';
+import { admitRun, settleEndedRun } from './run-slots';
 
 /** Shadow evaluations are live; the longest one a request may start. */
 const MAX_SHADOW_DAYS = 30;
@@ -32,6 +33,8 @@ export function shadowRoutes(deps: ApiDeps) {
       .innerJoin(targets, eq(targets.id, shadowRuns.targetId))
       .where(and(eq(shadowRuns.id, id), eq(shadowRuns.tenantId, tenantId)));
     if (!row) return undefined;
+    // A run read while running may have ended without recording (see run-slots.ts): read it again once settled.
+    if (withProgress && row.s.status === 'running' && (await settleEndedRun(db, temporal.client, shadowRuns, row.s))) return shadowView(id, tenantId, false);
     const s = row.s;
     let progress: ShadowProgress | null = null;
     if (withProgress && s.status === 'running') {
@@ -99,23 +102,24 @@ export function shadowRoutes(deps: ApiDeps) {
         const workflowId = `shadow/${auth.tenantId}/${rule.ruleId}/${target.name}/${shadowId}`;
         const [existing] = await db.select({ id: shadowRuns.id }).from(shadowRuns).where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
         if (!existing) {
-          await checkConcurrentRuns(db, auth);
-          await db
-            .insert(shadowRuns)
-            .values({
-              id: shadowId,
-              tenantId: auth.tenantId,
-              ruleId: rule.ruleId,
-              version: rule.version,
-              ruleContent: rule.content,
-              targetId: target.id,
-              duration: body.duration,
-              interval: body.interval,
-              status: 'running',
-              workflowId,
-              requestedBy: auth.tokenId,
-            })
-            .onConflictDoNothing();
+          await admitRun(db, temporal.client, auth, (tx) =>
+            tx
+              .insert(shadowRuns)
+              .values({
+                id: shadowId,
+                tenantId: auth.tenantId,
+                ruleId: rule.ruleId,
+                version: rule.version,
+                ruleContent: rule.content,
+                targetId: target.id,
+                duration: body.duration,
+                interval: body.interval,
+                status: 'running',
+                workflowId,
+                requestedBy: auth.tokenId,
+              })
+              .onConflictDoNothing(),
+          );
         }
         const input: ShadowInput = {
           shadowId,
@@ -189,6 +193,10 @@ export function shadowRoutes(deps: ApiDeps) {
           await temporal.client.workflow.getHandle(view.workflow_id).signal(stopShadowSignal);
         } catch (err) {
           if (!(err instanceof WorkflowNotFoundError)) throw err;
+          // It ended between the read and the request (its own record says how), or ended without
+          // recording (see run-slots.ts): either way there is nothing left to stop.
+          const ended = await shadowView(params.id, auth.tenantId, true);
+          if (ended && ended.status !== 'running') return { status: 200, body: ended };
         }
         return { status: 202, headers: { Location: view.links.self }, body: view };
       },
