@@ -3,7 +3,7 @@ import { pushRuleFile } from './push';
 import type { PlanItem, Plan } from './sync-plan';
 import { CONCURRENT_REQUESTS, DEPLOYED_STATUSES } from './sync-state';
 import { mapConcurrent } from './concurrency';
-import { Deadline, getApproval, getDeployment, waitForApprovedDeployment, waitForDeployment, type DeploymentView } from './wait';
+import { Deadline, getApproval, getDeployment, WaitTimeout, waitForApprovedDeployment, waitForDeployment, type DeploymentView } from './wait';
 
 export type ApplyOptions = {
   approval: boolean;
@@ -15,14 +15,15 @@ export type ApplyOptions = {
 };
 
 /**
- * What became of one planned change: `started` (or joined) and, after a wait, `done` or `failed`;
- * `failed` also when the service refused it; `skipped` when a delete was not allowed or not safe.
+ * What became of one planned change: `started` (or joined) and, after a wait, `done` or `failed`,
+ * or `pending` when the wait gave up first (the outcome is unknown); `failed` also when the
+ * service refused it; `skipped` when a delete was not allowed or not safe.
  */
 export type Applied = {
   action: PlanItem['action'];
   rule_id: string;
   file: string | null;
-  outcome: 'started' | 'joined' | 'done' | 'failed' | 'skipped';
+  outcome: 'started' | 'joined' | 'done' | 'failed' | 'pending' | 'skipped';
   version: number | null;
   /** The deployment that carries the change: the new one, or for a delete the one taken off. */
   deployment_id: string | null;
@@ -103,8 +104,25 @@ async function whyNot(client: ApiClient, d: DeploymentView, approvalId: string |
   return `${d.status}${decided}${d.error ? ` (${d.error})` : ''}`;
 }
 
-/** Follows one started change to its end: the version live, or the rule off the target. */
+/**
+ * Follows one started change to its end: the version live, or the rule off the target; `pending`,
+ * with where it stood, when the deadline passes first, so the other changes are still followed and
+ * every one is reported.
+ */
 async function settle(client: ApiClient, plan: Plan, a: Applied, deadline: Deadline, progress: Progress): Promise<Applied> {
+  try {
+    return await settleOrTimeOut(client, plan, a, deadline, progress);
+  } catch (err) {
+    if (!(err instanceof WaitTimeout)) throw err;
+    const status = err.deployment?.status ?? a.status;
+    const approval = status === 'pending_approval' && a.approval_id ? ` (approval ${a.approval_id})` : '';
+    const reason = `still ${status ?? 'unknown'} after ${deadline.seconds} s${approval}`;
+    progress(`pending   ${a.action === 'delete' ? 'delete of ' : ''}${a.rule_id} v${a.version} on ${plan.target}: ${reason}\n`);
+    return { ...a, outcome: 'pending', status, reason };
+  }
+}
+
+async function settleOrTimeOut(client: ApiClient, plan: Plan, a: Applied, deadline: Deadline, progress: Progress): Promise<Applied> {
   if (a.action === 'delete') {
     const d = await waitForDeployment(client, a.deployment_id!, deadline, (x) => !DEPLOYED_STATUSES.has(x.status));
     const removed = d.status === 'rolled_back';
@@ -157,5 +175,6 @@ export async function applyPlan(client: ApiClient, plan: Plan, options: ApplyOpt
 
 export function appliedSummary(target: string, results: readonly Applied[], waited: boolean): string {
   const n = (o: Applied['outcome'][]) => results.filter((r) => o.includes(r.outcome)).length;
-  return `Applied to ${target}: ${n(['done', 'started', 'joined'])} ${waited ? 'done' : 'started'}, ${n(['failed'])} failed, ${n(['skipped'])} skipped`;
+  const pending = n(['pending']);
+  return `Applied to ${target}: ${n(['done', 'started', 'joined'])} ${waited ? 'done' : 'started'}, ${n(['failed'])} failed, ${n(['skipped'])} skipped${pending > 0 ? `, ${pending} still pending (--timeout reached)` : ''}`;
 }

@@ -28,7 +28,8 @@ export const EXIT_CHANGES = 3;
 /**
  * `detflow sync <dir> --target t [--apply]`: the folder is the source of truth for the target.
  * Plans (exit 0 in sync, 3 changes, 1 folder unusable); with --apply carries the plan out
- * (exit 0 all applied, 1 something refused or, with --wait, not live, 3 deletes skipped).
+ * (exit 0 all applied, 1 something refused or, with --wait, not live, 2 --wait gave up first,
+ * 3 deletes skipped).
  */
 export async function syncCommand(io: Io, client: ApiClient, dir: string, options: SyncOptions): Promise<number> {
   const json = options.format === 'json';
@@ -75,5 +76,7 @@ export async function syncCommand(io: Io, client: ApiClient, dir: string, option
 
 function applyExit(results: readonly Applied[]): number {
   if (results.some((r) => r.outcome === 'failed')) return EXIT.failed;
+  // The wait gave up: the outcome is unknown, as for every other command's --wait timeout.
+  if (results.some((r) => r.outcome === 'pending')) return EXIT.unusable;
   return results.some((r) => r.outcome === 'skipped') ? EXIT_CHANGES : EXIT.ok;
 }

@@ -33,6 +33,13 @@ const SHORT_PAUSE_MS = 250;
 /** When a `--wait` gives up: exit 2, as the outcome is unknown, not failed. */
 export class WaitTimeout extends Error {
   override name = 'WaitTimeout';
+  constructor(
+    message: string,
+    /** The deployment as last read, when the wait was for one. */
+    readonly deployment?: DeploymentView,
+  ) {
+    super(message);
+  }
 }
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -73,7 +80,7 @@ export async function waitForDeployment(client: ApiClient, id: string, deadline:
   for (;;) {
     const d = await getDeployment(client, id, deadline.pollSeconds);
     if (done(d)) return d;
-    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}`);
+    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}`, d);
     if (d.status !== 'deploying') await pause(SHORT_PAUSE_MS);
   }
 }
@@ -87,7 +94,7 @@ export async function waitForApprovedDeployment(client: ApiClient, deploymentId:
   for (;;) {
     const d = await getDeployment(client, deploymentId, deadline.pollSeconds);
     if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
-    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`);
+    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`, d);
     if (d.status === 'pending_approval') {
       const approval = approvalId ? await getApproval(client, approvalId, deadline.pollSeconds) : undefined;
       if (approval?.status !== 'pending') await pause(SHORT_PAUSE_MS);

@@ -256,6 +256,28 @@ describe('detflow sync (the CLI against the real service)', () => {
     expect(await live(target)).toEqual({ [a]: 1 });
   });
 
+  it('lists each change still pending when --wait gives up (exit 2), and a later sync follows it', async () => {
+    const target = await newTarget('sync-timeout');
+    const [a, b] = ['5a000000-0000-4000-8000-000000000031', '5a000000-0000-4000-8000-000000000032'];
+    // a is deployed without approval (goes live); b is then requested with approval and nobody decides.
+    const first = await sync(folder('timeout-a', { 'a.yml': rule(a, 1) }), '--target', target, '--apply', '--wait', '--timeout', '45');
+    expect(first.code).toBe(0);
+    const dir = folder('timeout-ab', { 'a.yml': rule(a, 1), 'b.yml': rule(b, 1) });
+    const done = await sync(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '2', '--format', 'json');
+    expect(done.code).toBe(2);
+    const doc = JSON.parse(done.stdout);
+    expect(doc.applied).toEqual([expect.objectContaining({ action: 'create', rule_id: b, outcome: 'pending', status: 'pending_approval', reason: expect.stringMatching(/^still pending_approval after 2 s \(approval [0-9a-f-]{36}\)$/) })]);
+    expect(doc.applied_summary).toBe(`Applied to ${target}: 0 done, 0 failed, 0 skipped, 1 still pending (--timeout reached)`);
+    expect(done.stderr).toMatch(new RegExp(`^pending {3}${b} v1 on ${target}: still pending_approval after 2 s \\(approval [0-9a-f-]{36}\\)$`, 'm'));
+    // Decided later, the deployment goes live; a second sync follows it instead of requesting another.
+    const approvalId = doc.applied[0].approval_id as string;
+    expect((await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: reviewer, body: { decision: 'approve', comment: 'late' } })).status).toBe(200);
+    const again = await sync(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '45');
+    expect(again.code).toBe(0);
+    expect(await live(target)).toEqual({ [a]: 1, [b]: 1 });
+    expect((await svc.request('GET', `/api/v1/approvals?rule_id=${b}`)).body.items).toHaveLength(1);
+  });
+
   it('refuses a folder with duplicate ids or a file that is not a Sigma rule, before asking the service anything', async () => {
     const id = '5a000000-0000-4000-8000-000000000031';
     const dir = folder('duplicates', { 'one.yml': rule(id, 1), 'two.yml': rule(id.toUpperCase(), 2), 'bad.yml': 'title: [unclosed\n', 'noid.yml': 'title: No id\nlogsource: {product: windows}\n' });
