@@ -258,7 +258,7 @@ describe('detflow sync (the CLI against the real service)', () => {
 
   it('lists each change still pending when --wait gives up (exit 2), and a later sync follows it', async () => {
     const target = await newTarget('sync-timeout');
-    const [a, b] = ['5a000000-0000-4000-8000-000000000031', '5a000000-0000-4000-8000-000000000032'];
+    const [a, b] = ['5a000000-0000-4000-8000-0000000000a1', '5a000000-0000-4000-8000-0000000000a2'];
     // a is deployed without approval (goes live); b is then requested with approval and nobody decides.
     const first = await sync(folder('timeout-a', { 'a.yml': rule(a, 1) }), '--target', target, '--apply', '--wait', '--timeout', '45');
     expect(first.code).toBe(0);
