@@ -22,9 +22,9 @@ async function main() {
   }
   const logger = createLogger(config.logLevel, 'detflow-api');
   const secrets = SecretBox.fromConfig(config);
-  // The API process answers rule tests and ingestion for the local kind from its own store only
-  // when it runs alone; see README (the local kind is the embedded SIEM).
-  const siem = await openSiemAdapters({ dataDir: undefined });
+  // The worker holds the local kind's events (its DuckDB file belongs to one process): this API's
+  // in-memory store serves rule tests' fixtures, and refuses events rather than lose them.
+  const siem = await openSiemAdapters({ dataDir: undefined, acceptsLocalEvents: false });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });

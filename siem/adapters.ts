@@ -13,6 +13,12 @@ import { compileSigmaForLocal } from './local/sigma-compiler';
 export type SiemAdapters = {
   local: LocalSiemAdapter<SigmaRule>;
   localStore: LocalEventStore;
+  /**
+   * Whether this process holds the local kind's events: false in an API process running apart from
+   * the worker (the scaled topology), whose own in-memory store serves rule tests' fixtures only —
+   * events sent there would be invisible to the worker's detection and gone at the next restart.
+   */
+  acceptsLocalEvents: boolean;
   close(): Promise<void>;
 };
 
@@ -23,8 +29,11 @@ export class UnsupportedTargetKind extends Error {
   }
 }
 
-/** `dataDir` undefined keeps the event store in memory (tests). */
-export async function openSiemAdapters(options: { dataDir: string | undefined; now?: () => Date }): Promise<SiemAdapters> {
+/**
+ * `dataDir` undefined keeps the event store in memory (tests, and an API process running apart from
+ * the worker, which passes `acceptsLocalEvents: false`).
+ */
+export async function openSiemAdapters(options: { dataDir: string | undefined; now?: () => Date; acceptsLocalEvents?: boolean }): Promise<SiemAdapters> {
   let file = ':memory:';
   if (options.dataDir) {
     fs.mkdirSync(path.join(options.dataDir, 'siem'), { recursive: true });
@@ -32,7 +41,7 @@ export async function openSiemAdapters(options: { dataDir: string | undefined; n
   }
   const localStore = await LocalEventStore.open({ path: file });
   const local = new LocalSiemAdapter<SigmaRule>({ store: localStore, compiler: compileSigmaForLocal, ...(options.now ? { now: options.now } : {}) });
-  return { local, localStore, close: () => localStore.close() };
+  return { local, localStore, acceptsLocalEvents: options.acceptsLocalEvents ?? true, close: () => localStore.close() };
 }
 
 export function adapterFor(adapters: SiemAdapters, kind: TargetKind | string): SiemAdapter<SigmaRule> {

@@ -5,7 +5,7 @@ import type { ApiDeps } from '../context';
 import { targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { AppError, ProblemSchema, badRequest, insufficientScope, notFound, payloadTooLarge, unsupportedMediaType } from '../http/problem';
+import { AppError, ProblemSchema, badRequest, conflict, insufficientScope, notFound, payloadTooLarge, unsupportedMediaType } from '../http/problem';
 import { mayUseEnvironment } from '../auth/authenticate';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import type { IngestOptions } from '../../siem/local/event-store';
@@ -68,6 +68,7 @@ export function eventRoutes(deps: ApiDeps) {
       responses: {
         200: { description: 'What was stored; bad lines are listed with their line numbers and nothing else is lost', schema: IngestResult },
         404: { description: 'No such target', schema: ProblemSchema },
+        409: { description: 'This API process runs apart from the worker that holds the local events (scaled topology); nothing was stored', schema: ProblemSchema },
       },
       handler: async ({ query, auth, req }) => {
         const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, query.target)));
@@ -78,6 +79,11 @@ export function eventRoutes(deps: ApiDeps) {
         } catch (err) {
           if (err instanceof UnsupportedTargetKind) throw badRequest(err.message, [{ pointer: '/query/target', message: 'events can be sent to local targets only' }]);
           throw err;
+        }
+        if (!deps.siem.acceptsLocalEvents) {
+          throw conflict(
+            `Target ${target.name} is a local target, whose events live in the process that runs the worker; this API runs apart from it (the scaled topology), so it stores no events. Send events to a detflow started with npm start (API and worker in one process); nothing was stored.`,
+          );
         }
         const logsource: NonNullable<IngestOptions['logsource']> = {};
         for (const key of ['product', 'category', 'service'] as const) {

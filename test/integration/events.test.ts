@@ -1,4 +1,8 @@
-import { createApiKey, startTestService, type TestService } from '../support/harness';
+import pino from 'pino';
+import { startApi } from '../../api/server';
+import { SecretBox } from '../../config/secret-box';
+import { openSiemAdapters } from '../../siem/adapters';
+import { createApiKey, request, sigmaRule, startTestService, type TestService } from '../support/harness';
 
 const ev = (i: number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ '@timestamp': new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString(), Image: `C:\\Windows\\System32\\proc${i}.exe`, CommandLine: `proc${i} --flag`, ...extra });
@@ -60,5 +64,44 @@ describe('POST /events (local event store ingestion)', () => {
     const prodOnly = await createApiKey(svc, svc.token, { name: 'prod', permissions: ['events:write'], environments: ['prod'] });
     expect((await ingest(ev(1), '', 'application/x-ndjson', prodOnly.token)).status).toBe(403);
     expect((await ingest('x', '', 'text/csv')).status).toBe(415);
+  });
+
+  it('refuses events in an API process running apart from the worker (scaled topology), storing nothing, while rule tests still run there', async () => {
+    // As api/main.ts opens it: an in-memory store for fixtures that must not take events.
+    const siem = await openSiemAdapters({ dataDir: undefined, acceptsLocalEvents: false });
+    const api = await startApi(
+      {
+        config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024 },
+        database: svc.database,
+        logger: pino({ level: 'silent' }),
+        secrets: SecretBox.fromPassphrase('split-api'),
+        siem,
+        temporal: { client: svc.client, namespace: 'default', taskQueue: svc.taskQueue, uiUrl: undefined },
+      },
+      '127.0.0.1',
+      0,
+    );
+    try {
+      const before = (await svc.siem.localStore.tenantStats('default')).events;
+      const res = await request(api.url, 'POST', '/api/v1/events', { token: svc.token, body: [ev(7), ev(8)].join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+      expect(res.status).toBe(409);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.body.detail).toMatch(/local target.*nothing was stored/);
+      expect((await siem.localStore.tenantStats('default')).events).toBe(0);
+      expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before);
+      // Rule tests need no stored events: their fixtures load into this process's own store.
+      const ruleId = 'e7e57000-0000-4000-8000-000000000001';
+      expect((await svc.request('POST', '/api/v1/rules', { body: { rule: sigmaRule(ruleId) } })).status).toBe(201);
+      const fixture = (name: string, expect: string, image: string) => JSON.stringify({ name, expect, event: { Image: image } });
+      const tested = await request(api.url, 'POST', '/api/v1/rules/test', {
+        token: svc.token,
+        body: { rule_id: ruleId, target: 'local', fixtures: [fixture('hit', 'match', 'C:\\x\\evil.exe'), fixture('miss', 'no_match', 'C:\\x\\good.exe')] },
+      });
+      expect(tested.status).toBe(200);
+      expect(tested.body.passed).toBe(true);
+    } finally {
+      await api.close();
+      await siem.close();
+    }
   });
 });
