@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { admitRun } from '../../api/runs/run-slots';
 import { replays, shadowRuns, targets } from '../../db/schema';
-import { createTenant, startTestService, type TestService } from '../support/harness';
+import { createTenant, sigmaRule, startTestService, type TestService } from '../support/harness';
 
 /**
  * The free tier runs 2 replays or shadow evaluations at once. These tests hold its slots with long
@@ -10,18 +10,7 @@ import { createTenant, startTestService, type TestService } from '../support/har
  * which ended without recording (terminated in Temporal, never started) frees its slot.
  */
 const RULE_ID = '5107b0de-0000-4000-8000-000000000001';
-const ruleText = `title: Slot holder
-id: ${RULE_ID}
-status: test
-level: low
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\slot.exe'
-  condition: selection
-`;
+const ruleText = sigmaRule(RULE_ID, 'Slot holder');
 
 describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
   let svc: TestService;
