@@ -17,7 +17,7 @@ import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-at
 import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody, isoDurationToMs } from './schemas';
 import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRun } from './run-slots';
+import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
 
 const DAY_MS = 86_400_000;
 /** How long a GET waits for a running replay to answer its progress query before reporting none. */
@@ -183,6 +183,8 @@ export function replayRoutes(deps: ApiDeps) {
         404: { description: 'No such replay in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
+        // A run that ended unrecorded would otherwise hold a long poll for its whole wait.
+        if (query.wait > 0) await settleEndedRunById(db, temporal.client, replays, params.id, auth.tenantId);
         const settled = await longPoll(() => replayView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No replay ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await replayView(params.id, auth.tenantId, true) : settled;

@@ -61,6 +61,15 @@ export async function settleEndedRun(db: Db, client: Client, table: RunTable, ro
   return settled.length > 0;
 }
 
+/** settleEndedRun for the tenant's run `id`, when its row reads `running`. */
+export async function settleEndedRunById(db: Db, client: Client, table: RunTable, id: string, tenantId: string): Promise<void> {
+  const [row] = await db
+    .select({ id: table.id, workflowId: table.workflowId, createdAt: table.createdAt, status: table.status })
+    .from(table)
+    .where(and(eq(table.id, id), eq(table.tenantId, tenantId)));
+  if (row?.status === 'running') await settleEndedRun(db, client, table, row);
+}
+
 /** The tenant's running replays and shadow evaluations, together. */
 async function runningCount(db: Db | Tx, tenantId: string): Promise<number> {
   // One after the other: inside a transaction both go to the same connection anyway.

@@ -15,7 +15,7 @@ import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInp
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { Shadow, ShadowBody, isoDurationToMs } from './schemas';
 import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRun } from './run-slots';
+import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
 
 /** Shadow evaluations are live; the longest one a request may start. */
 const MAX_SHADOW_DAYS = 30;
@@ -166,6 +166,8 @@ export function shadowRoutes(deps: ApiDeps) {
         404: { description: 'No such shadow evaluation in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
+        // A run that ended unrecorded would otherwise hold a long poll for its whole wait.
+        if (query.wait > 0) await settleEndedRunById(db, temporal.client, shadowRuns, params.id, auth.tenantId);
         const settled = await longPoll(() => shadowView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No shadow evaluation ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await shadowView(params.id, auth.tenantId, true) : settled;

@@ -92,7 +92,10 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
     const s = await shadow(token);
     expect(s.status).toBe(202);
     await svc.client.workflow.getHandle(s.body.workflow_id).terminate('gone');
-    const read = await svc.request('GET', `/api/v1/shadows/${s.body.id}`, { token });
+    // A long poll does not sit out its wait on a run that can no longer end by itself.
+    const polled = performance.now();
+    const read = await svc.request('GET', `/api/v1/shadows/${s.body.id}?wait=60`, { token });
+    expect(performance.now() - polled).toBeLessThan(30_000);
     expect(read.body).toMatchObject({ status: 'failed', progress: null });
     expect(read.body.error).toContain(s.body.workflow_id);
 
