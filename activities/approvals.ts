@@ -47,6 +47,16 @@ export function createApprovalActivities({ db, siem, now = () => new Date() }: {
       }
     },
 
+    /** Ends a pending approval that can never be decided (its change was abandoned), and its waiting deployments. */
+    async cancelApproval({ approvalId, reason }: { approvalId: string; reason: string }): Promise<void> {
+      const [row] = await db
+        .update(approvals)
+        .set({ status: 'cancelled', comment: reason, decidedAt: now() })
+        .where(and(eq(approvals.id, approvalId), eq(approvals.status, 'pending')))
+        .returning({ deploymentIds: approvals.deploymentIds });
+      if (row) await endWaitingDeployments(row.deploymentIds, 'failed', reason);
+    },
+
     async expireApproval({ approvalId }: { approvalId: string }): Promise<void> {
       const [row] = await db
         .update(approvals)

@@ -1,9 +1,10 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
-import { LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
+import { withHeartbeat } from './heartbeat';
+import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
 
 export type DeploymentPlan = {
   deploymentId: string;
@@ -15,39 +16,7 @@ export type DeploymentPlan = {
 };
 
 // Terminal states are never overwritten by a late or retried activity.
-const FINAL: DeploymentStatus[] = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'];
-
-/**
- * Runs `work` while heartbeating, so that when the activity has a heartbeat timeout the server
- * notices a dead worker within that timeout and retries elsewhere, instead of waiting out the whole
- * start-to-close timeout. The SDK throttles what reaches the server; ticking at a third of the
- * timeout leaves room for a busy event loop. Ticking stops once the attempt is cancelled, which
- * includes its own worker shutting down: a worker that is going away must not keep alive an
- * attempt it may never finish — the server hands it to another worker, and what it does (the
- * adapter deploy, keyed by the deployment id) is safe to do twice. Outside an activity (a direct
- * call) there is nothing to heartbeat to.
- */
-async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work();
-  }
-  const timeoutMs = ctx.info.heartbeatTimeoutMs;
-  if (!timeoutMs) return work();
-  ctx.heartbeat();
-  const signal = ctx.cancellationSignal;
-  const ticker = setInterval(() => ctx.heartbeat(), Math.max(100, Math.floor(timeoutMs / 3)));
-  const stop = () => clearInterval(ticker);
-  signal.addEventListener('abort', stop, { once: true });
-  try {
-    return await work();
-  } finally {
-    stop();
-    signal.removeEventListener('abort', stop);
-  }
-}
+const FINAL: DeploymentStatus[] = [...FINAL_DEPLOYMENT_STATUSES];
 
 export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   /** Reads what a deployment will put on its target: the rule version's text and the target. */
@@ -118,10 +87,12 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
 
     async setDeploymentStatus(input: { deploymentId: string; status: DeploymentStatus; error: string | null }): Promise<void> {
       const ended = FINAL.includes(input.status);
+      // A live version never ends as `failed`: what fails after activation leaves it live.
+      const untouchable: DeploymentStatus[] = input.status === 'failed' ? [...FINAL, ...LIVE_DEPLOYMENT_STATUSES] : FINAL;
       await db
         .update(deployments)
         .set({ status: input.status, error: input.error, updatedAt: sql`now()`, ...(ended ? { endedAt: sql`now()` } : {}) })
-        .where(and(eq(deployments.id, input.deploymentId), sql`${deployments.status} not in ${FINAL}`));
+        .where(and(eq(deployments.id, input.deploymentId), sql`${deployments.status} not in ${untouchable}`));
     },
 
     /**
@@ -147,7 +118,25 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
             ),
           )
           .for('update');
-        if (me.status === 'active') return { superseded: [] };
+        if (me.status === 'active') {
+          // A retry after this transaction committed: the versions it superseded ended at the very
+          // moment it was activated (now() is the transaction's start), so the caller still learns
+          // which detection schedules to remove.
+          const ended = await tx
+            .select({ id: deployments.id })
+            .from(deployments)
+            .where(
+              and(
+                eq(deployments.tenantId, me.tenantId),
+                eq(deployments.ruleId, me.ruleId),
+                eq(deployments.targetId, me.targetId),
+                inArray(deployments.status, ['superseded', 'rolled_back']),
+                // Compared in SQL: a JavaScript Date would drop the timestamps' microseconds.
+                sql`${deployments.endedAt} = (select a.activated_at from deployments a where a.id = ${me.id})`,
+              ),
+            );
+          return { superseded: ended.map((e) => e.id) };
+        }
         if (previous.length) {
           await tx
             .update(deployments)

@@ -1,7 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { alerts, deployments, detectionRuns, ruleVersions, targets, type Demotion, type Deployment, type NoiseBudgetPolicy } from '../db/schema';
+import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVersions, targets, type Demotion, type Deployment, type NoiseBudgetPolicy } from '../db/schema';
+import { ScheduleNotFoundError } from '@temporalio/client';
+import { detectionScheduleId, type TemporalDeps } from './schedules';
 import type { SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
 
@@ -46,7 +48,20 @@ export function budgetWindowStart(at: Date, demotion: Demotion | null): Date {
 
 const LIVE_MODES: Partial<Record<Deployment['status'], 'alert' | 'shadow'>> = { active: 'alert', demoted: 'shadow' };
 
-export function createDetectionActivities({ db, siem, now = () => new Date() }: { db: Db; siem: SiemAdapters; now?: () => Date }) {
+export function createDetectionActivities({ db, siem, temporal, now = () => new Date() }: { db: Db; siem: SiemAdapters; temporal?: TemporalDeps; now?: () => Date }) {
+  /**
+   * A schedule whose deployment has ended (one that leaked when its removal was lost to a retry or
+   * a race) removes itself at its next run instead of running for ever.
+   */
+  async function removeOwnSchedule(tenantId: string, deploymentId: string): Promise<void> {
+    if (!temporal) return;
+    try {
+      await temporal.client.schedule.getHandle(detectionScheduleId(tenantId, deploymentId)).delete();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    }
+  }
+
   return {
     /**
      * One scheduled-detection run of one deployment on the local target: evaluates the events
@@ -70,7 +85,10 @@ export function createDetectionActivities({ db, siem, now = () => new Date() }: 
       const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: row.targetName, budget: d.noiseBudget?.max_alerts_per_day ?? null, onExceed };
       const idle = (skipped: string): DetectionOutcome => ({ ...base, skipped, scanned: 0, matches: 0, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0 });
       const mode = LIVE_MODES[d.status];
-      if (!mode) return idle(`deployment is ${d.status}`);
+      if (!mode) {
+        if ((FINAL_DEPLOYMENT_STATUSES as readonly string[]).includes(d.status)) await removeOwnSchedule(d.tenantId, deploymentId);
+        return idle(`deployment is ${d.status}`);
+      }
       if (row.targetKind !== 'local') return idle(`${row.targetKind} targets run their own detection`);
 
       const compiled = compileRuleForTarget(siem, row.content, d.ruleId, d.version, row.targetKind);

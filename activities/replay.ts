@@ -5,6 +5,7 @@ import { alerts, replays, targets, type RunStatus, type TargetCostModel } from '
 import { documentItems, parseRule } from '../sigma';
 import type { CompiledRule, DayCount } from '../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import { withHeartbeat } from './heartbeat';
 import { compileRuleForTarget } from './rule-compilation';
 import { createShadowActivities } from './shadow';
 
@@ -199,16 +200,18 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
     },
 
     /**
-     * Counts one chunk. It heartbeats before and after the query, so a cancelled replay stops at the
-     * next chunk boundary and a worker that died mid-chunk is noticed within the heartbeat timeout;
-     * the chunk is then counted again from scratch (counting is read-only, so a repeat is harmless).
+     * Counts one chunk. It heartbeats while the query runs (however long a large chunk takes), so a
+     * cancelled replay stops at the next chunk boundary and a worker that died mid-chunk is noticed
+     * within the heartbeat timeout; the chunk is then counted again from scratch (counting is
+     * read-only, so a repeat is harmless).
      */
     async replayChunk({ replayId, index, from, to }: { replayId: string; index: number; from: string; to: string }): Promise<ChunkFigures> {
       const ctx = Context.current();
-      ctx.heartbeat({ index, phase: 'counting' });
-      const { r, kind } = await loadReplay(replayId);
-      const rule = compileStoredRun(siem, r, kind);
-      const counted = await adapterFor(siem, kind).count(r.tenantId, rule, { from: new Date(from), to: new Date(to) });
+      const counted = await withHeartbeat(async () => {
+        const { r, kind } = await loadReplay(replayId);
+        const rule = compileStoredRun(siem, r, kind);
+        return adapterFor(siem, kind).count(r.tenantId, rule, { from: new Date(from), to: new Date(to) });
+      }, { index, phase: 'counting' });
       ctx.heartbeat({ index, phase: 'counted', scanned: counted.scanned });
       return { from, to, scanned: counted.scanned, matched: counted.matched, bytesScanned: counted.bytesScanned, durationMs: Math.round(counted.durationMs * 1000) / 1000, perDay: [...counted.perDay] };
     },

@@ -2,7 +2,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
 import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { deployments, targets } from '../db/schema';
+import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
 import { KIND, RULE_ID, TARGET, TENANT } from '../workflows/search-attributes';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
@@ -49,6 +49,9 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
         .where(eq(deployments.id, deploymentId));
       if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, 'DeploymentNotFound');
       if (row.kind !== 'local') return null;
+      // Superseded or rolled back since it was activated (a newer deploy won the race): a schedule
+      // now would run for ever on a deployment that never detects again.
+      if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(row.d.status)) return null;
       const scheduleId = detectionScheduleId(row.d.tenantId, deploymentId);
       try {
         await temporal.client.schedule.create({

@@ -151,6 +151,9 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
  */
 export const LIVE_DEPLOYMENT_STATUSES = ['active', 'demoted'] as const satisfies readonly DeploymentStatus[];
 
+/** Terminal states: a deployment in one never changes again, and nothing of it runs any more. */
+export const FINAL_DEPLOYMENT_STATUSES = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'] as const satisfies readonly DeploymentStatus[];
+
 /** What happens when scheduled detection goes over the budget of a UTC day. */
 export const ON_EXCEED_POLICIES = ['suppress', 'demote', 'rollback'] as const;
 export type NoiseBudgetPolicy = { max_alerts_per_day: number; on_exceed?: (typeof ON_EXCEED_POLICIES)[number] };

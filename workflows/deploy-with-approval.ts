@@ -7,6 +7,7 @@ import {
   defineQuery,
   defineUpdate,
   log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -33,7 +34,7 @@ export type DeployInput = {
 
 export type ApprovalState = {
   approval_id: string;
-  status: 'pending' | 'approved' | 'rejected' | 'changes_requested' | 'expired';
+  status: 'pending' | 'approved' | 'rejected' | 'changes_requested' | 'expired' | 'cancelled';
   decision: Decision | null;
   comment: string | null;
   decided_by: string | null;
@@ -53,12 +54,24 @@ export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
 /** A reviewer's decision. An update, not a signal, so the caller learns at once whether it was taken. */
 export const decideUpdate = defineUpdate<ApprovalState, [DecisionInput]>('decide');
 
+/** Patch id: a decision is recorded in the database before the run applies it. */
+const DECISION_RECORDED_FIRST = 'decision-recorded-first';
+
 const retry = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 } as const;
 const options: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { ...retry, nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
 };
-const activities = proxyActivities<DeploymentActivities & ScheduleActivities & ApprovalActivities>(options);
+const activities = proxyActivities<DeploymentActivities & ApprovalActivities>(options);
+/**
+ * Detection schedules are set up after activation, when the version is already live: their work
+ * retries until Temporal and the database answer again (no maximum), since giving up would leave a
+ * live rule without detection. Only activity options differ, which the history does not pin.
+ */
+const scheduleActivities = proxyActivities<ScheduleActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['DeploymentNotFound'] },
+});
 /**
  * The adapter deploy heartbeats: when the worker running it dies, another worker retries it after
  * the heartbeat timeout (seconds) rather than the start-to-close timeout (a minute). A retry is
@@ -86,20 +99,39 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   if (input.approval) {
     const approval = state.approval!;
     const { approvalId, requestedBy } = input.approval;
+    // A decision being recorded: the approval is still pending, but takes no other decision.
+    let deciding = false;
     setHandler(
       decideUpdate,
       async (decision) => {
-        approval.status = decision.decision === 'approve' ? 'approved' : decision.decision === 'reject' ? 'rejected' : 'changes_requested';
-        approval.decision = decision.decision;
-        approval.comment = decision.comment;
-        approval.decided_by = decision.decidedBy;
-        await activities.recordDecision({ approvalId, ...decision });
+        const apply = () => {
+          approval.status = decision.decision === 'approve' ? 'approved' : decision.decision === 'reject' ? 'rejected' : 'changes_requested';
+          approval.decision = decision.decision;
+          approval.comment = decision.comment;
+          approval.decided_by = decision.decidedBy;
+        };
+        // Runs recorded before this patch applied the decision first, then recorded it.
+        if (!patched(DECISION_RECORDED_FIRST)) {
+          apply();
+          await activities.recordDecision({ approvalId, ...decision });
+          return approval;
+        }
+        // Recorded first, then applied: when recording fails (the update fails, the API answers
+        // 503), the approval is still pending here and in the database, and the reviewer can retry.
+        deciding = true;
+        try {
+          await activities.recordDecision({ approvalId, ...decision });
+        } finally {
+          deciding = false;
+        }
+        apply();
         return approval;
       },
       {
         // Runs before anything is recorded: a refused decision leaves no trace in history or database.
         validator: (decision) => {
           if (approval.status !== 'pending') throw ApplicationFailure.create({ type: 'AlreadyDecided', message: `This approval is already ${approval.status}` });
+          if (deciding) throw ApplicationFailure.create({ type: 'AlreadyDecided', message: 'Another decision on this approval is being recorded' });
           if (requestedBy !== null && decision.decidedBy === requestedBy) {
             throw ApplicationFailure.create({ type: 'SelfApproval', message: 'The token that requested a change may not decide it' });
           }
@@ -109,13 +141,36 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   }
   const event = (d?: DeploymentRef) => ({ rule_id: input.ruleId, version: input.version, ...(d ? { deployment_id: d.deploymentId, target: d.targetName } : {}) });
 
-  state.impact = await activities.computeImpact({
-    tenantId: input.tenantId,
-    ruleId: input.ruleId,
-    version: input.version,
-    targetIds: input.deployments.map((d) => d.targetId),
-    noiseBudget: input.noiseBudget,
-  });
+  try {
+    state.impact = await activities.computeImpact({
+      tenantId: input.tenantId,
+      ruleId: input.ruleId,
+      version: input.version,
+      targetIds: input.deployments.map((d) => d.targetId),
+      noiseBudget: input.noiseBudget,
+    });
+  } catch (err) {
+    // A rule that cannot run on a target (it does not compile), or counts that kept failing: no
+    // reviewer can decide on a change without its impact, and nothing is deployed. Every record of
+    // the change ends here rather than waiting for ever.
+    if (!(err instanceof ActivityFailure)) throw err;
+    const reason = `the impact summary could not be computed: ${err.cause?.message ?? err.message}`;
+    log.warn('change abandoned', { ruleId: input.ruleId, version: input.version, reason });
+    if (input.approval) {
+      state.approval!.status = 'cancelled';
+      await activities.cancelApproval({ approvalId: input.approval.approvalId, reason });
+    }
+    for (const [i, ref] of input.deployments.entries()) {
+      const entry = state.deployments[i]!;
+      entry.status = 'failed';
+      entry.error = reason;
+      await activities.setDeploymentStatus({ deploymentId: ref.deploymentId, status: 'failed', error: reason });
+      await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.failed', step: `failed-${ref.deploymentId}`, data: { ...event(ref), error: reason } });
+    }
+    state.status = 'failed';
+    upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
+    return state;
+  }
 
   if (input.approval) {
     const approval = state.approval!;
@@ -127,12 +182,13 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
       step: 'approval-requested',
       data: { ...event(), approval_id: approvalId, targets: input.deployments.map((d) => d.targetName), projected_alerts_per_day: state.impact.projected_alerts_per_day, over_budget: state.impact.over_budget },
     });
-    const decided = await condition(() => approval.status !== 'pending', expiresInMs);
-    if (!decided) {
+    await condition(() => approval.status !== 'pending', expiresInMs);
+    // A decision being recorded when the approval expires is taken (it reached the database first).
+    await condition(allHandlersFinished);
+    if (approval.status === 'pending') {
       approval.status = 'expired';
       await activities.expireApproval({ approvalId });
     }
-    await condition(allHandlersFinished);
     await notifyInBackground({
       tenantId: input.tenantId,
       event: 'approval.decided',
@@ -160,12 +216,18 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
       await deployActivities.deployToTarget({ deploymentId: ref.deploymentId });
       const { superseded } = await activities.activateDeployment({ deploymentId: ref.deploymentId });
       entry.status = 'active';
-      await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
-      await activities.ensureDetectionSchedule({ deploymentId: ref.deploymentId });
+      await scheduleActivities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
+      await scheduleActivities.ensureDetectionSchedule({ deploymentId: ref.deploymentId });
       await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.succeeded', step: `succeeded-${ref.deploymentId}`, data: event(ref) });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const reason = err.cause?.message ?? err.message;
+      if (entry.status === 'active') {
+        // Live already: what failed came after activation, and must not end a live version.
+        log.error('deployment is live, but setting up its detection failed', { deploymentId: ref.deploymentId, reason });
+        entry.error = reason;
+        continue;
+      }
       log.warn('deployment failed', { deploymentId: ref.deploymentId, reason });
       await moveTo('failed', reason);
       await notifyInBackground({ tenantId: input.tenantId, event: 'deployment.failed', step: `failed-${ref.deploymentId}`, data: { ...event(ref), error: reason } });

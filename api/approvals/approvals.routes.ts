@@ -1,6 +1,6 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
 import { runLink } from '../context';
@@ -213,6 +213,10 @@ export function approvalRoutes(deps: ApiDeps) {
           if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
             if (err.cause.type === 'SelfApproval') throw insufficientScope(err.cause.message);
             if (err.cause.type === 'AlreadyDecided') throw conflict(err.cause.message);
+          }
+          // The run could not record the decision (its database did not answer): nothing was decided.
+          if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ActivityFailure) {
+            throw serviceUnavailable(`The decision could not be recorded (${err.cause.cause?.message ?? err.cause.message}); nothing was decided, retry`, 5);
           }
           // The run ended (expired) between our read and the update.
           if (err instanceof WorkflowNotFoundError) throw conflict('This approval is no longer waiting for a decision');

@@ -121,6 +121,25 @@ describe('deploy with approval', () => {
     expect((await decide(approvalId, 'approve')).status).toBe(409);
   });
 
+  it('abandons a change whose rule cannot run on the target: the deployment ends failed and the approval cancelled, with the reason', async () => {
+    // Stored (the registry keeps rules that do not compile everywhere), but an unresolved placeholder
+    // cannot run on the local target, so no impact can be projected for a reviewer.
+    const id = 'f0000000-0000-4000-8000-0000000000c1';
+    const placeholder = rule(1).replace(RULE_ID, id).replace("Image|endswith: '\\approved.exe'", "User|expand: '%admins%'");
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: placeholder } })).status).toBe(201);
+    const res = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: id, target: 'local', approval_required: true } });
+    expect(res.status).toBe(202);
+    const failed = await waitDeployment(res.body.id, 'failed');
+    expect(failed.error).toMatch(/impact summary could not be computed: .*placeholder/);
+    const approval = (await svc.request('GET', res.body.links.approval)).body;
+    expect(approval).toMatchObject({ status: 'cancelled', decided_by: null });
+    expect(approval.comment).toBe(failed.error);
+    // The run ended: a late decision is refused, nothing is deployed.
+    expect((await decide(approval.id, 'approve')).status).toBe(409);
+    const run = await svc.client.workflow.getHandle(res.body.workflow_id).result();
+    expect(run).toMatchObject({ status: 'failed', approval: { status: 'cancelled' } });
+  });
+
   it('refuses a deploy over its noise budget without approval, and flags it in an approval', async () => {
     const refused = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
     expect(refused.status).toBe(403);

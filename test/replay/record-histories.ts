@@ -39,6 +39,7 @@ const ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000004';
 const REMOVE_RULE = 'e1000000-0000-4000-8000-000000000005';
 const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
 const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
+const UNRUNNABLE_RULE = 'e1000000-0000-4000-8000-000000000008';
 let seq = 0;
 const event = (image: string, at = Date.now()) =>
   JSON.stringify({ '@timestamp': new Date(at).toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
@@ -133,6 +134,20 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
       await expectResult(finished(d.workflow_id), { status }, `deploy ${path}`);
       runs.set(`deploy-with-approval-${path}`, { workflowId: d.workflow_id, runId: undefined });
     }
+    // Since the decision-recorded-first patch, a decided run carries its marker (the histories
+    // above, recorded before it, replay the unpatched path).
+    const patchedRun = await deploy({ approval_required: true });
+    await impactRecorded(approvalIdOf(patchedRun));
+    await decide(approvalIdOf(patchedRun), 'approve');
+    await expectResult(finished(patchedRun.workflow_id), { status: 'active' }, 'deploy approved, decision recorded first');
+    runs.set('deploy-with-approval-approved-recorded-first', { workflowId: patchedRun.workflow_id, runId: undefined });
+    // A rule that cannot run on the target (an unresolved placeholder): no impact, the change is abandoned.
+    const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "User|expand: '%admins%'");
+    expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: unrunnable } }), 201, 'unrunnable rule');
+    const abandoned = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: UNRUNNABLE_RULE, target: 'local', approval_required: true } }), 202, 'deploy unrunnable').body;
+    await expectResult(finished(abandoned.workflow_id), { status: 'failed' }, 'deploy abandoned');
+    runs.set('deploy-with-approval-impact-failed', { workflowId: abandoned.workflow_id, runId: undefined });
+
     const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S' });
     await expectResult(finished(expiring.workflow_id), { status: 'expired' }, 'deploy expired');
     runs.set('deploy-with-approval-expired', { workflowId: expiring.workflow_id, runId: undefined });
