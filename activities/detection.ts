@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVersions, targets, type Demotion, type Deployment, type NoiseBudgetPolicy } from '../db/schema';
@@ -31,6 +31,21 @@ export type DetectionOutcome = {
   version: number;
   target: string;
 };
+
+/**
+ * The activity execution this call is (the same for every attempt of it), or null outside an
+ * activity (a direct call).
+ */
+function activityKey(): string | null {
+  let info;
+  try {
+    info = Context.current().info;
+  } catch {
+    return null;
+  }
+  const run = info.workflowExecution;
+  return run ? `${run.workflowId}/${run.runId}/${info.activityId}` : null;
+}
 
 function startOfUtcDay(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
@@ -71,6 +86,12 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
      * `suppressed` and counted.
      */
     async runDetection({ deploymentId }: { deploymentId: string }): Promise<DetectionOutcome> {
+      const key = activityKey();
+      // An earlier attempt of this very activity committed its run: the same outcome again.
+      const recorded = async (q: Pick<Db, 'select'>) =>
+        key === null ? undefined : ((await q.select({ outcome: detectionRuns.outcome }).from(detectionRuns).where(eq(detectionRuns.activityKey, key)))[0]?.outcome as DetectionOutcome | undefined);
+      const earlier = await recorded(db);
+      if (earlier) return earlier;
       const started = now();
       const t0 = performance.now();
       const [row] = await db
@@ -106,8 +127,8 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
       }
       const next = found.truncated && found.events.length > 0 ? found.events.at(-1)!.seq : found.cursor;
       const dayStart = budgetWindowStart(started, d.demotion);
-      const recordRun = (tx: Pick<Db, 'insert'>, raised: number, suppressed: number) =>
-        tx.insert(detectionRuns).values({
+      const recordRun = async (tx: Pick<Db, 'insert'>, outcome: DetectionOutcome): Promise<DetectionOutcome> => {
+        await tx.insert(detectionRuns).values({
           tenantId: d.tenantId,
           deploymentId,
           ruleId: d.ruleId,
@@ -115,24 +136,30 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
           durationMs: Math.round(performance.now() - t0),
           eventsScanned: found.scanned,
           matches: found.matched,
-          alertsRaised: raised,
-          alertsSuppressed: suppressed,
+          alertsRaised: outcome.raised,
+          alertsSuppressed: outcome.suppressed,
           mode,
           cursorFrom: cursor,
           cursorTo: next,
           error: null,
+          activityKey: key,
+          outcome,
         });
+        return outcome;
+      };
 
       return db.transaction(async (tx) => {
         const [locked] = await tx.select({ cursor: deployments.detectionCursor, status: deployments.status }).from(deployments).where(eq(deployments.id, deploymentId)).for('update');
+        // An earlier attempt still running when this one started has committed meanwhile.
+        const committed = await recorded(tx);
+        if (committed) return committed;
         if (locked!.status !== d.status) return idle(`deployment is ${locked!.status}`);
         if ((locked!.cursor ?? cursor) !== cursor) return idle('another run advanced this deployment first');
         if (mode === 'shadow') {
           // Demoted: the rule keeps being evaluated so a person can see what it would raise, but
           // no alert reaches anyone until it is promoted.
           await tx.update(deployments).set({ detectionCursor: next }).where(eq(deployments.id, deploymentId));
-          await recordRun(tx, 0, 0);
-          return { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode };
+          return recordRun(tx, { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode });
         }
         const [{ n }] = (await tx
           .select({ n: sql<number>`count(*)::int` })
@@ -164,7 +191,6 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
           if (overBudget) suppressed++;
           else raised++;
         }
-        await recordRun(tx, raised, suppressed);
         const [{ before }] = (await tx
           .select({ before: sql<number>`count(*)::int` })
           .from(alerts)
@@ -182,7 +208,7 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
           .update(deployments)
           .set({ detectionCursor: next, ...(demoted ? { status: 'demoted' as const, demotion, updatedAt: sql`now()` } : {}) })
           .where(eq(deployments.id, deploymentId));
-        return { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised, suppressed, budgetExceededNow, alertsToday: n + raised, mode, demoted };
+        return recordRun(tx, { ...base, skipped: null, scanned: found.scanned, matches: found.matched, raised, suppressed, budgetExceededNow, alertsToday: n + raised, mode, demoted });
       });
     },
   };

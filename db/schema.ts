@@ -410,8 +410,19 @@ export const detectionRuns = pgTable(
     cursorFrom: bigint('cursor_from', { mode: 'number' }).notNull(),
     cursorTo: bigint('cursor_to', { mode: 'number' }).notNull(),
     error: text('error'),
+    /**
+     * The Temporal activity execution that made this run (workflow id, run id, activity id), and
+     * what it returned: an attempt retried after this one committed returns the same outcome
+     * instead of finding nothing new, so the run's noise-budget crossing is never lost.
+     */
+    activityKey: text('activity_key'),
+    outcome: jsonb('outcome').$type<Record<string, unknown>>(),
   },
-  (t) => [index('detection_runs_deployment').on(t.deploymentId, t.startedAt), index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt)],
+  (t) => [
+    index('detection_runs_deployment').on(t.deploymentId, t.startedAt),
+    index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt),
+    uniqueIndex('detection_runs_activity_key').on(t.activityKey),
+  ],
 );
 
 /** Every rule test run (POST /rules/test), readable by id afterwards. */
