@@ -18,6 +18,34 @@ export type DeploymentPlan = {
 // Terminal states are never overwritten by a late or retried activity.
 const FINAL: DeploymentStatus[] = [...FINAL_DEPLOYMENT_STATUSES];
 
+/**
+ * Refuses a change that a newer one has overtaken: a live version of the same rule on the same
+ * target that was requested after this deployment was (a direct deploy while this one waited for
+ * approval, or a deploy requested while a rollback was being planned). Applying it would silently
+ * replace the newer change; it is ended with the reason instead, to be requested again if it
+ * should still happen. Between two changes, the one requested last wins, whichever finishes first.
+ */
+async function refuseIfOvertaken(q: Pick<Db, 'select'>, deploymentId: string): Promise<void> {
+  const [newer] = await q
+    .select({ version: deployments.version, createdAt: deployments.createdAt })
+    .from(deployments)
+    .where(
+      and(
+        inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES),
+        ne(deployments.id, deploymentId),
+        // Compared in SQL, with the request's own timestamps (microseconds).
+        sql`(${deployments.tenantId}, ${deployments.ruleId}, ${deployments.targetId}) = (select m.tenant_id, m.rule_id, m.target_id from deployments m where m.id = ${deploymentId})`,
+        sql`${deployments.createdAt} > (select m.created_at from deployments m where m.id = ${deploymentId})`,
+      ),
+    );
+  if (newer) {
+    throw ApplicationFailure.nonRetryable(
+      `Version ${newer.version}, requested at ${newer.createdAt.toISOString()} after this change, is live on this target; applying this change would replace it, so nothing was changed (request it again if it should)`,
+      'LiveVersionChanged',
+    );
+  }
+}
+
 export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   /** Reads what a deployment will put on its target: the rule version's text and the target. */
   async function loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
@@ -63,6 +91,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
       return withHeartbeat(async () => {
         // The plan carries the tenant: one query on the path every deployment takes.
         const plan = await loadDeploymentPlan({ deploymentId });
+        await refuseIfOvertaken(db, deploymentId);
         const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
         const adapter = adapterFor(siem, plan.target.kind);
         const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, rule });
@@ -78,6 +107,13 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
      */
     async retireDeployment({ deploymentId, reason }: { deploymentId: string; reason: string }): Promise<void> {
       const plan = await loadDeploymentPlan({ deploymentId });
+      const [me] = await db.select({ status: deployments.status, error: deployments.error }).from(deployments).where(eq(deployments.id, deploymentId));
+      if (me!.status === 'rolled_back' && me!.error === reason) return; // an earlier attempt retired it
+      if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(me!.status)) {
+        // Superseded since the removal was requested: taking it off now would leave the version
+        // that replaced it live while reporting the rule removed.
+        throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} (v${plan.version}) is no longer live on ${plan.target.name}: it is ${me!.status}, so the live version changed after the removal was requested; nothing was removed`, 'LiveVersionChanged');
+      }
       await adapterFor(siem, plan.target.kind).undeploy(plan.tenantId, deploymentId);
       await db
         .update(deployments)
@@ -137,6 +173,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
             );
           return { superseded: ended.map((e) => e.id) };
         }
+        await refuseIfOvertaken(tx, deploymentId);
         if (previous.length) {
           await tx
             .update(deployments)

@@ -93,4 +93,13 @@ describe('activities repeated or late', () => {
     const runs = (await svc.request('GET', `/api/v1/deployments/${started.body.id}`)).body;
     expect(runs.status).toBe('demoted');
   });
+  it('a removal finds nothing to remove once the version it meant is no longer live, and a repeated one is a no-op', async () => {
+    const activities = createDeploymentActivities({ db: svc.database.db, siem: svc.siem });
+    await expect(activities.retireDeployment({ deploymentId: v1, reason: 'rolled back: too late' })).rejects.toThrow(/no longer live .* it is superseded/);
+    expect((await deployment(v1)).status).toBe('superseded');
+    const reason = 'rolled back: retired twice';
+    await activities.retireDeployment({ deploymentId: v2, reason });
+    await activities.retireDeployment({ deploymentId: v2, reason });
+    expect(await deployment(v2)).toMatchObject({ status: 'rolled_back', error: reason });
+  });
 });

@@ -140,6 +140,21 @@ describe('deploy with approval', () => {
     expect(run).toMatchObject({ status: 'failed', approval: { status: 'cancelled' } });
   });
 
+  it('does not let a change approved late replace a newer version deployed meanwhile', async () => {
+    const id = 'f0000000-0000-4000-8000-0000000000c2';
+    for (const revision of [1, 2]) expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(revision).replace(RULE_ID, id) } })).status).toBe(201);
+    const waiting = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: id, version: 1, target: 'local', approval_required: true } });
+    expect(waiting.status).toBe(202);
+    // Version 2 is requested after version 1 and goes live without approval.
+    const direct = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: id, version: 2, target: 'local', approval_required: false } });
+    expect(direct.status).toBe(202);
+    await waitDeployment(direct.body.id, 'active');
+    expect((await decide(waiting.body.links.approval.split('/').at(-1), 'approve')).status).toBe(200);
+    const failed = await waitDeployment(waiting.body.id, 'failed');
+    expect(failed.error).toMatch(/^Version 2, requested at .* after this change, is live on this target/);
+    expect((await svc.request('GET', `/api/v1/deployments/${direct.body.id}`)).body.status).toBe('active');
+  });
+
   it('refuses a deploy over its noise budget without approval, and flags it in an approval', async () => {
     const refused = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
     expect(refused.status).toBe(403);
