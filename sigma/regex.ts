@@ -1,7 +1,10 @@
+import './regex-engine';
+
 /**
  * Sigma regexes are a PCRE subset. Node has no RE2, so backtracking blow-ups must be caught before
  * a pattern ever runs: `analyseRegex` flags nested quantifiers and quantified alternations whose
  * branches can match the same text, the two shapes behind practically all catastrophic backtracking.
+ * What it misses still cannot stall the process: see regex-engine.ts.
  */
 
 export interface RegexFlags {
@@ -63,6 +66,17 @@ function isUnbounded(q: string): boolean {
   if (m[2] === undefined) return false;
   if (m[3] === '') return true;
   return Number(m[3]) > 16;
+}
+
+/**
+ * `{n}`/`{n,m}` with a count of 3 or more: around a group with an unbounded quantifier inside,
+ * `(a+){10}` splits a run of input between the iterations in O(n^count) ways.
+ */
+function repeatsMany(q: string): boolean {
+  const m = /^\{(\d*)(,(\d*))?\}$/.exec(q);
+  if (!m) return false;
+  const most = m[2] === undefined ? Number(m[1]) : m[3] === '' ? Infinity : Number(m[3]);
+  return most >= 3;
 }
 
 /** Literal first characters a branch can start with, or null when it starts with a class/any-char. */
@@ -181,6 +195,9 @@ export function analyseRegex(pattern: string): RegexIssue[] {
       const qLen = quantifierAt(pattern, i + 1);
       const q = pattern.slice(i + 1, i + 1 + qLen);
       const parent = stack[stack.length - 1]!;
+      if (qLen > 0 && !isUnbounded(q) && repeatsMany(q) && group.hasQuantifier && !(group.branches.length === 1 && iterationsAreSeparated(group.branches[0]!))) {
+        issues.push({ code: 'nested-quantifier', message: `nested quantifier at offset ${group.start}: a group repeated ${q} contains an unbounded quantifier` });
+      }
       if (qLen > 0 && isUnbounded(q)) {
         if (group.hasQuantifier && !(group.branches.length === 1 && iterationsAreSeparated(group.branches[0]!))) {
           issues.push({ code: 'nested-quantifier', message: `nested quantifier at offset ${group.start}: a quantified group contains another unbounded quantifier` });

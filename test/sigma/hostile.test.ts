@@ -1,4 +1,4 @@
-import { lintText, parseSigma } from '../../sigma';
+import { compileRule, lintText, parseRule, parseSigma } from '../../sigma';
 
 const HEAD = 'title: x\nid: 5a7f5b4c-1a2b-4c3d-8e9f-0a1b2c3d4e5f\nlogsource:\n  product: windows\n';
 
@@ -25,5 +25,24 @@ describe('hostile input is reported, never thrown', () => {
   it('still accepts reasonable nesting', () => {
     const text = HEAD + 'detection:\n  sel:\n    a: 1\n  condition: ' + '('.repeat(20) + 'not sel' + ')'.repeat(20) + '\n';
     expect(parseSigma(text).errors).toEqual([]);
+  });
+  // Shapes the static check does not flag; V8's linear-time fallback (sigma/regex-engine.ts) keeps
+  // each one from stalling the process. Without it, the first takes minutes.
+  it.each([
+    ['(\\x61|a)+$', 'a'.repeat(40) + '!', 'aaa'],
+    ['a*a*a*a*a*a*b', 'a'.repeat(5000), 'aab'],
+  ])('evaluates %s over hostile input without stalling', (pattern, hostile, matching) => {
+    const rule = parseRule(`${HEAD}detection:\n  sel:\n    CommandLine|re: '${pattern}'\n  condition: sel\n`);
+    const compiled = compileRule(rule);
+    expect(compiled.match({ CommandLine: hostile })).toBe(false);
+    expect(compiled.match({ CommandLine: matching })).toBe(true);
+  });
+
+  it('refuses a group repeated a fixed number of times around an unbounded quantifier, as it does an unbounded repeat', () => {
+    const lint = (pattern: string) => lintText(`${HEAD}detection:\n  sel:\n    CommandLine|re: '${pattern}'\n  condition: sel\n`);
+    const errors = (patterns: string[]) => patterns.map((p) => [p, lint(p).findings.filter((f) => f.code === 'regex_catastrophic_backtracking').length]);
+    expect(errors(['(a+){10}$', '(a+){3,}$', '(?:\\w+\\s*){5,8}x'])).toEqual([['(a+){10}$', 1], ['(a+){3,}$', 1], ['(?:\\w+\\s*){5,8}x', 1]]);
+    // Small or separated repeats stay allowed.
+    expect(errors(['(a+){2}$', '(\\d+\\.){3}\\d+', '(ab){10}'])).toEqual([['(a+){2}$', 0], ['(\\d+\\.){3}\\d+', 0], ['(ab){10}', 0]]);
   });
 });
