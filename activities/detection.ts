@@ -6,6 +6,7 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { detectionScheduleId, type TemporalDeps } from './schedules';
 import type { SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
+import { storableJson } from '../db/storable-text';
 
 /** Matched events handled per run; more wait for the next run (the cursor stops at the last one). */
 const MAX_EVENTS_PER_RUN = 5_000;
@@ -181,7 +182,9 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
               eventSeq: ev.seq,
               eventId: ev.eventId,
               eventTime: ev.time,
-              event: ev.event,
+              // Events stored before ingestion refused U+0000 and unpaired surrogates: made storable
+              // rather than failing (and so stopping) this deployment's detection for good.
+              event: storableJson(ev.event),
               status: overBudget ? 'suppressed' : 'open',
               createdAt: started,
             })

@@ -5,6 +5,7 @@ import './zod-openapi';
 import type { Permission } from '../auth/permissions';
 import type { AuthContext } from '../auth/authenticate';
 import { ProblemSchema, badRequest, fieldErrors } from './problem';
+import { findUnstorableText } from '../../db/storable-text';
 
 /**
  * One declaration per endpoint feeds both the Express router (validation, permission check) and the
@@ -70,27 +71,10 @@ export function expressPath(openapiPath: string): string {
   return openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 }
 
-/** PostgreSQL text cannot hold U+0000, so a NUL anywhere in the input is refused up front with its pointer. */
-function findNul(value: unknown, pointer: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? pointer : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], `${pointer}/${i}`);
-      if (found) return found;
-    }
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const found = findNul(k, pointer) ?? findNul(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
 function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, root: 'body' | 'query' | 'params'): T {
   if (!schema) return undefined as T;
-  const nulAt = findNul(value, `/${root}`);
-  if (nulAt) throw badRequest('Text may not contain the NUL character (U+0000)', [{ pointer: nulAt, message: 'contains U+0000' }]);
+  const unstorable = findUnstorableText(value, `/${root}`);
+  if (unstorable) throw badRequest('Text may not contain the NUL character (U+0000) or unpaired UTF-16 surrogates', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
   const result = schema.safeParse(value);
   if (!result.success) {
     throw badRequest(`The request ${root === 'body' ? 'body' : root === 'query' ? 'query string' : 'path'} is invalid`, fieldErrors(result.error.issues, root));

@@ -4,6 +4,7 @@ import { parseSigma } from '../../sigma';
 import type { Db } from '../../db/client';
 import { ruleVersions, rules } from '../../db/schema';
 import { badRequest, type FieldError } from '../http/problem';
+import { findUnstorableText } from '../../db/storable-text';
 
 export type RuleMetadata = {
   ruleId: string;
@@ -36,7 +37,7 @@ export function readRuleMetadata(text: string): RuleMetadata {
   const logsource: Record<string, string> = {};
   const source = 'logsource' in main ? main.logsource : undefined;
   for (const [k, v] of Object.entries(source ?? {})) if (typeof v === 'string') logsource[k] = v;
-  return {
+  const meta: RuleMetadata = {
     ruleId: main.id!.toLowerCase(),
     title: main.title,
     level: main.level ?? null,
@@ -44,6 +45,10 @@ export function readRuleMetadata(text: string): RuleMetadata {
     tags: [...main.tags],
     logsource,
   };
+  // YAML escapes ("\0", "\ud800") decode to text the registry's columns cannot hold.
+  const unstorable = findUnstorableText(meta);
+  if (unstorable) throw badRequest('The rule cannot be stored', [{ pointer: '/body/rule', message: `its ${unstorable.pointer.slice(1).replace(/\/\d+$/, '')} ${unstorable.reason}` }]);
+  return meta;
 }
 
 export type StoredVersion = { ruleId: string; version: number; created: boolean; createdAt: Date; contentSha256: string; title: string };

@@ -371,7 +371,8 @@ export class LocalEventStore {
     try {
       for await (const { line, text } of source.kind === 'ndjson' ? ndjsonLines(source.input) : jsonlFileLines(source.path)) {
         const raw = text.trim();
-        if (raw.charCodeAt(0) !== 0x7b /* { */ || LENIENT_JSON_TEXT.test(raw)) {
+        // `\u0000` escapes: only an actual U+0000 (not an escaped backslash before "u0000") is refused.
+        if (raw.charCodeAt(0) !== 0x7b /* { */ || LENIENT_JSON_TEXT.test(raw) || raw.includes('\\u0000')) {
           const c = checkLine(text);
           if (!c.ok) {
             reject(line, c.error);

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { findUnstorableText } from '../../db/storable-text';
 
 /** Where a batch of events comes from. Line numbers in errors are 1-based in every case. */
 export type IngestSource =
@@ -100,11 +101,24 @@ export function checkLine(text: string): CandidateCheck {
     return { ok: false, error: `invalid JSON: ${(e as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: `expected a JSON object, got ${describeJson(value)}` };
+  const unstorable = unstorableError(value);
+  if (unstorable) return { ok: false, error: unstorable };
   return { ok: true, raw: text.trim() };
+}
+
+/**
+ * An event's alerts keep the event in PostgreSQL, which cannot store U+0000 or an unpaired
+ * surrogate: such an event would stop its rules' detection at its first match, so it is refused.
+ */
+function unstorableError(value: unknown): string | undefined {
+  const found = findUnstorableText(value);
+  return found ? `the event ${found.reason} at ${found.pointer || '/'}, which alerts (kept in PostgreSQL) cannot store` : undefined;
 }
 
 export function checkValue(value: unknown): CandidateCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: `expected a JSON object, got ${describeJson(value)}` };
+  const unstorable = unstorableError(value);
+  if (unstorable) return { ok: false, error: unstorable };
   try {
     return { ok: true, raw: JSON.stringify(value) };
   } catch (e) {

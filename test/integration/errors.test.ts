@@ -80,6 +80,27 @@ describe('bad input gets a clear problem+json answer', () => {
     expect(res.body.errors).toEqual([{ pointer: '/body/name', message: 'contains U+0000' }]);
   });
 
+  it('refuses unpaired surrogates, which PostgreSQL jsonb cannot store, and deep nesting, with 400 not 500', async () => {
+    const surrogate = await svc.request('POST', '/api/v1/settings/api-keys', { body: '{"name":"a\\ud800b","permissions":["rules:read"]}', headers: { 'content-type': 'application/json' } });
+    expectProblem(surrogate, 400, 'invalid-request');
+    expect(surrogate.body.errors).toEqual([{ pointer: '/body/name', message: 'contains an unpaired UTF-16 surrogate' }]);
+    const deep = await svc.request('POST', '/api/v1/rules/lint', { body: '['.repeat(100_000) + ']'.repeat(100_000), headers: { 'content-type': 'application/json' } });
+    expect(deep.status).toBe(400);
+    expect(deep.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('refuses a rule whose YAML escapes decode to text the registry cannot store', async () => {
+    const yaml = (extra: string) => `title: "Escaped"\nid: 0e5c0000-0000-4000-8000-000000000001\nlogsource:\n  product: windows\n${extra}detection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    for (const [extra, reason] of [
+      ['tags:\n  - "a\\0b"\n', 'contains U+0000'],
+      ['tags:\n  - "\\ud800"\n', 'contains an unpaired UTF-16 surrogate'],
+    ] as const) {
+      const res = await svc.request('POST', '/api/v1/rules', { body: { rule: yaml(extra) } });
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.errors[0].message).toBe(`its tags ${reason}`);
+    }
+  });
+
   it('answers 400 for an invalid path parameter', async () => {
     const res = await svc.request('GET', '/api/v1/deployments/not-a-uuid');
     expectProblem(res, 400, 'invalid-request');

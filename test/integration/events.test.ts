@@ -104,4 +104,17 @@ describe('POST /events (local event store ingestion)', () => {
       await siem.close();
     }
   });
+  it('refuses events holding U+0000 or an unpaired surrogate (alerts could not store them), by line, keeping the rest', async () => {
+    const nul = '{"@timestamp":"2026-11-20T10:00:00Z","Image":"a\\u0000b"}';
+    const escapedBackslash = '{"@timestamp":"2026-11-20T10:00:00Z","Image":"C:\\\\u0000x"}';
+    const res = await ingest([ev(20), nul, escapedBackslash].join('\n'));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ accepted: 2, rejected: 1 });
+    expect(res.body.errors).toEqual([{ line: 2, error: 'the event contains U+0000 at /Image, which alerts (kept in PostgreSQL) cannot store' }]);
+
+    const array = await ingest('[{"@timestamp":"2026-11-20T10:00:00Z","a":"ok"},{"@timestamp":"2026-11-20T10:00:00Z","a":"\\ud800"}]', '', 'application/json');
+    expect(array.status).toBe(200);
+    expect(array.body).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(array.body.errors[0]).toEqual({ line: 2, error: 'the event contains an unpaired UTF-16 surrogate at /a, which alerts (kept in PostgreSQL) cannot store' });
+  });
 });
