@@ -2,6 +2,9 @@ import { and, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { badRequest } from './problem';
+import { findUnstorableText } from '../../db/storable-text';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Lists are paged with `limit` and an opaque `cursor` (base64url of the last key seen). */
 export const PageQuery = z.object({
@@ -13,15 +16,34 @@ export function encodeCursor(value: string | number): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-export function decodeCursor<T extends string | number>(cursor: string | undefined, kind: 'string' | 'number'): T | undefined {
+const invalidCursor = () => badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+
+/** The instants this API keys lists by: a cursor's time must be one PostgreSQL can compare with. */
+function isCursorTime(d: Date): boolean {
+  const year = d.getUTCFullYear();
+  return !Number.isNaN(d.getTime()) && year >= 1 && year <= 9999;
+}
+
+/**
+ * A cursor's value, checked as strictly as a client could forge it: strings PostgreSQL can store,
+ * numbers that are whole and not negative, for `time` an ISO instant in years 1–9999, and for
+ * `uuid` a UUID (compared with a uuid column, anything else would be a failed query).
+ */
+export function decodeCursor<T extends string | number>(cursor: string | undefined, kind: 'string' | 'number' | 'time' | 'uuid'): T | undefined {
   if (cursor === undefined) return undefined;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof value === kind) return value as T;
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through to the uniform error below: the cursor is opaque to clients
+    throw invalidCursor(); // opaque to clients: one uniform error
   }
-  throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+  if (kind === 'number' && typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value as T;
+  if (kind !== 'number' && typeof value === 'string' && !findUnstorableText(value)) {
+    if (kind === 'time' && !isCursorTime(new Date(value))) throw invalidCursor();
+    if (kind === 'uuid' && !UUID.test(value)) throw invalidCursor();
+    return value as T;
+  }
+  throw invalidCursor();
 }
 
 /**
@@ -33,9 +55,8 @@ export function newestFirstAfter(cursor: string | undefined, createdAt: PgColumn
   if (after === undefined) return undefined;
   const [at, key] = after.split('|');
   const when = new Date(at ?? '');
-  if (Number.isNaN(when.getTime()) || !key) {
-    throw badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
-  }
+  // Every list keyed this way has UUID ids.
+  if (!isCursorTime(when) || !key || !UUID.test(key)) throw invalidCursor();
   return or(lt(createdAt, when), and(eq(createdAt, when), lt(id, key)));
 }
 

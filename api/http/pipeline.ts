@@ -9,6 +9,7 @@ import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
 import {
   AppError,
+  badRequest,
   PROBLEM_BASE,
   malformedJson,
   notFound,
@@ -110,9 +111,15 @@ function toAppError(err: unknown): AppError | undefined {
       return unsupportedMediaType(e.message);
     case 'request.aborted':
       return new AppError(400, 'request-aborted', 'Request aborted', 'The client closed the request before its body arrived');
-    default:
-      return undefined;
   }
+  // A path that is not valid percent-encoding ("/rules/%ZZ"): the router cannot decode it.
+  if (err instanceof URIError) return badRequest(`The request path is not valid percent-encoded UTF-8: ${err.message}`);
+  // Other client errors the parsers and router mark with a 4xx status (a body that does not
+  // decompress, say): the client's to fix, never a 500.
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new AppError(e.status === 413 ? 413 : 400, e.status === 413 ? 'payload-too-large' : 'invalid-request', e.status === 413 ? 'Payload too large' : 'Invalid request', e.message);
+  }
+  return undefined;
 }
 
 export function sendProblem(req: Request, res: Response, err: AppError): void {

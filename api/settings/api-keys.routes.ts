@@ -100,7 +100,7 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       query: PageQuery.strict(),
       responses: { 200: { description: 'A page of tokens', schema: ApiKeyList } },
       handler: async ({ query, auth }) => {
-        const after = decodeCursor<string>(query.cursor, 'string');
+        const after = decodeCursor<string>(query.cursor, 'uuid');
         const rows = await db
           .select()
           .from(apiTokens)

@@ -151,7 +151,7 @@ export function webhookRoutes(deps: ApiDeps) {
       query: DeliveryQuery,
       responses: { 200: { description: 'A page of deliveries', schema: DeliveryList } },
       handler: async ({ query, auth }) => {
-        const before = decodeCursor<string>(query.cursor, 'string');
+        const before = decodeCursor<string>(query.cursor, 'time');
         const rows = await db
           .select()
           .from(webhookDeliveries)

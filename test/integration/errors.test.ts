@@ -101,6 +101,33 @@ describe('bad input gets a clear problem+json answer', () => {
     }
   });
 
+  it('answers 400, not 500, for forged cursors and a path that is not valid percent-encoding', async () => {
+    const cursor = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const uuid = '00000000-0000-4000-8000-000000000000';
+    const ruleId = 'c0c0c0c0-0000-4000-8000-000000000001';
+    const rule = `title: Cursor\nid: ${ruleId}\nlogsource:\n  product: windows\ndetection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule } })).status).toBe(201);
+    for (const path of [
+      `/api/v1/rules?cursor=${cursor('\u0000')}`,
+      `/api/v1/settings/tenants?cursor=${cursor('\ud800')}`,
+      `/api/v1/settings/api-keys?cursor=${cursor('not-a-uuid')}`,
+      `/api/v1/settings/webhook/deliveries?cursor=${cursor('-271821-04-20T00:00:00Z')}`,
+      `/api/v1/deployments?cursor=${cursor('2020-01-01T00:00:00Z|x')}`,
+      `/api/v1/approvals?cursor=${cursor(`-271821-04-20T00:00:00Z|${uuid}`)}`,
+      `/api/v1/alerts?cursor=${cursor(`2020-01-01T00:00:00Z|${uuid}`).slice(0, -2)}`,
+      `/api/v1/settings/audit?cursor=${cursor(1e300)}`,
+      `/api/v1/rules/${ruleId}/versions?cursor=${cursor(1.5)}`,
+      '/api/v1/rules/%ZZ',
+      '/api/v1/deployments/%ED%A0%80',
+    ]) {
+      const res = await svc.request('GET', path);
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+    // A cursor the API issued still works.
+    expect((await svc.request('GET', `/api/v1/deployments?cursor=${cursor(`2020-01-01T00:00:00Z|${uuid}`)}`)).status).toBe(200);
+  });
+
   it('answers 400 for an invalid path parameter', async () => {
     const res = await svc.request('GET', '/api/v1/deployments/not-a-uuid');
     expectProblem(res, 400, 'invalid-request');
