@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
 import { KIND, RULE_ID, TARGET, TENANT } from '../workflows/search-attributes';
+import { isoDurationToMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
@@ -27,12 +28,11 @@ export function detectionScheduleId(tenantId: string, deploymentId: string): str
   return `detect/${tenantId}/${deploymentId}`;
 }
 
-/** ISO 8601 durations of weeks, days, hours, minutes and seconds (`P7D`, `PT5M`) in milliseconds. */
+/** An ISO 8601 duration (`P7D`, `PT5M`) in milliseconds; the API validated it when it was stored. */
 export function isoDurationMs(text: string): number {
-  const m = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(text);
-  if (!m || text === 'P' || text.endsWith('T')) throw new Error(`Not an ISO 8601 duration such as P7D or PT5M: ${text}`);
-  const [, w, d, h, min, sec] = m.map((v) => Number(v ?? 0)) as number[];
-  return ((((w! * 7 + d!) * 24 + h!) * 60 + min!) * 60 + sec!) * 1000;
+  const ms = isoDurationToMs(text);
+  if (ms === undefined) throw new Error(`Not an ISO 8601 duration such as P7D or PT5M: ${text}`);
+  return ms;
 }
 
 /**

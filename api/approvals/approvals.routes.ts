@@ -11,7 +11,7 @@ import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
 import { ProblemSchema, conflict, insufficientScope, notFound, serviceUnavailable } from '../http/problem';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
-import { IdempotencyHeaders, NoiseBudget, isoDuration } from '../deployments/schemas';
+import { IdempotencyHeaders, NoiseBudget, approvalExpiry } from '../deployments/schemas';
 import { submitChange } from '../deployments/submit-change';
 import { longPoll } from '../http/long-poll';
 import { isoDurationMs } from '../../activities/schedules';
@@ -26,7 +26,7 @@ const SubmitApprovalBody = openapi(
       noise_budget: NoiseBudget.optional(),
       description: z.string().max(10_000).optional(),
       link: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('The pull request or ticket of the change'),
-      expires_in: isoDuration.default('P7D').describe('How long the approval waits for a decision'),
+      expires_in: approvalExpiry.default('P7D').describe('How long the approval waits for a decision'),
     })
     .strict(),
   'SubmitApproval',

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
+import { DURATION, isoDurationField } from '../http/iso-duration';
 import { DEPLOYMENT_STATUSES, ON_EXCEED_POLICIES } from '../../db/schema';
 
-/** ISO 8601 durations of weeks, days, hours, minutes, seconds: P7D, PT30M. */
-export const isoDuration = z.string().regex(/^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'an ISO 8601 duration such as P7D or PT30M');
+/** How long an approval may wait for a decision: a second to a year. */
+export const approvalExpiry = isoDurationField('P7D', { min: DURATION.SECOND, max: 365 * DURATION.DAY });
 
 export const NoiseBudget = openapi(
   z
@@ -55,7 +56,7 @@ export const DeployBody = openapi(
       approval_required: z.boolean().default(true),
       noise_budget: NoiseBudget.optional(),
       version: z.number().int().min(1).max(2_147_483_647).optional().describe('The rule version to deploy; the latest when absent'),
-      approval_expires_in: isoDuration.default('P7D').describe('With approval_required: how long the approval waits for a decision'),
+      approval_expires_in: approvalExpiry.default('P7D').describe('With approval_required: how long the approval waits for a decision'),
     })
     .strict(),
   'DeployRequest',

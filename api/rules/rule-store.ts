@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { parseSigma } from '../../sigma';
 import type { Db } from '../../db/client';
-import { ruleVersions, rules } from '../../db/schema';
-import { badRequest, type FieldError } from '../http/problem';
+import { ruleVersions, rules, tenants } from '../../db/schema';
+import { badRequest, resourceLimit, type FieldError } from '../http/problem';
 import { findUnstorableText } from '../../db/storable-text';
 
 export type RuleMetadata = {
@@ -53,15 +53,28 @@ export function readRuleMetadata(text: string): RuleMetadata {
 
 export type StoredVersion = { ruleId: string; version: number; created: boolean; createdAt: Date; contentSha256: string; title: string };
 
-/** Stores the text as the rule's next version; the same text again returns the existing version. */
-export async function storeRuleVersion(db: Db, tenantId: string, text: string, createdBy: string | null): Promise<StoredVersion> {
+/**
+ * Stores the text as the rule's next version; the same text again returns the existing version.
+ * `maxRules` (the tier's) bounds how many rules the tenant holds: a new rule beyond it is refused
+ * with 403 `resource-limit`, a new version of an existing rule never is.
+ */
+export async function storeRuleVersion(db: Db, tenantId: string, text: string, createdBy: string | null, maxRules: number | null = null): Promise<StoredVersion> {
   const meta = readRuleMetadata(text);
   const sha = crypto.createHash('sha256').update(text).digest('hex');
   return db.transaction(async (tx) => {
-    await tx
+    const created = await tx
       .insert(rules)
       .values({ tenantId, ruleId: meta.ruleId, title: meta.title, latestVersion: 0 })
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning({ ruleId: rules.ruleId });
+    if (created.length > 0 && maxRules !== null) {
+      // New rules of one tenant are counted one at a time (the tenant row is locked), after the
+      // insert: the insert of this one is undone when it is one too many. NO KEY UPDATE, since the
+      // inserts' foreign keys hold KEY SHARE on the same row: FOR UPDATE would deadlock with them.
+      await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for('no key update');
+      const [{ n }] = (await tx.select({ n: count() }).from(rules).where(eq(rules.tenantId, tenantId))) as [{ n: number }];
+      if (Number(n) > maxRules) throw resourceLimit(`The tenant holds ${Number(n) - 1} rules; its tier allows ${maxRules}`);
+    }
     // Locking the rule row serialises concurrent pushes of the same rule, so versions stay gapless.
     const [current] = await tx
       .select()

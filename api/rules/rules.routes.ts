@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
 import { ProblemSchema, notFound } from '../http/problem';
 import { storeRuleVersion } from './rule-store';
 import { LatestRuleReader } from './latest-rule-reader';
-import { checkRuleSize } from '../limits/resource-limits';
+import { checkRuleSize, limitsOf } from '../limits/resource-limits';
 import {
   DiffQuery,
   ListRulesQuery,
@@ -88,7 +88,7 @@ export function ruleRoutes(deps: ApiDeps) {
       },
       handler: async ({ body, auth }) => {
         checkRuleSize(auth, body.rule);
-        const stored = await storeRuleVersion(db, auth.tenantId, body.rule, auth.tokenId);
+        const stored = await storeRuleVersion(db, auth.tenantId, body.rule, auth.tokenId, limitsOf(auth).rules);
         return {
           status: stored.created ? 201 : 200,
           headers: { Location: `/api/v1/rules/${stored.ruleId}/versions/${stored.version}` },

@@ -15,7 +15,8 @@ import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/s
 import { Replay, replayProgressQuery, type ReplayInput, type ReplayProgress } from '../../workflows/replay';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
 import { notFound } from '../http/problem';
-import { Replay as ReplaySchema, ReplayBody, isoDurationToMs } from './schemas';
+import { Replay as ReplaySchema, ReplayBody } from './schemas';
+import { isoDurationToMs } from '../../config/iso-duration';
 import { resolveRunRule, resolveRunTarget } from './run-request';
 import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
 

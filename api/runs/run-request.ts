@@ -36,7 +36,16 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: AuthConte
     if (!parsed.id) throw badRequest('An inline rule needs an id', [{ pointer: '/body/rule', message: 'missing id' }]);
     run = { ruleId: parsed.id.toLowerCase(), version: null, content: body.rule! };
   }
-  const compiled = adapterFor(siem, kind).compile(parseRule(run.content));
+  let parsed;
+  try {
+    parsed = parseRule(run.content);
+  } catch (err) {
+    // A stored version that does not parse as a single rule (the registry keeps what is Sigma YAML
+    // with an id; lint says what else is wrong).
+    if (!isSigmaError(err)) throw err;
+    throw badRequest(`The rule does not parse: ${err.format()}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: err.message }]);
+  }
+  const compiled = adapterFor(siem, kind).compile(parsed);
   if (!compiled.ok) {
     throw badRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' }]);
   }

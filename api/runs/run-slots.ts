@@ -105,7 +105,8 @@ export async function admitRun(db: Db, client: Client, auth: AuthContext, insert
   if ((await runningCount(db, auth.tenantId)) >= max) await settleEndedRuns(db, client, auth.tenantId);
   await db.transaction(async (tx) => {
     // Serialises admissions of one tenant: the count below and the insert see no concurrent admission.
-    await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, auth.tenantId)).for('update');
+    // NO KEY UPDATE: compatible with the KEY SHARE locks other inserts' foreign keys take on the row.
+    await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, auth.tenantId)).for('no key update');
     const running = await runningCount(tx, auth.tenantId);
     if (running >= max) throw resourceLimit(`${running} replays and shadow evaluations are running; the ${auth.tier} tier allows ${max} at once`);
     await insert(tx);

@@ -1,18 +1,8 @@
 import { z } from 'zod';
+import { isoDurationToMs } from '../../config/iso-duration';
 import { openapi } from '../http/zod-openapi';
 import { RUN_STATUSES } from '../../db/schema';
 import { NoiseBudget, RunLinks } from '../deployments/schemas';
-
-/** ISO 8601 durations of weeks, days, hours, minutes and seconds (no years or months: their length varies). */
-// Up to 6 digits a part: enough for any window a tier allows, never an overflowing number.
-const ISO_DURATION = /^P(?!$)(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?=\d)(?:(\d{1,6})H)?(?:(\d{1,6})M)?(?:(\d{1,6})S)?)?$/;
-
-export function isoDurationToMs(text: string): number | undefined {
-  const m = ISO_DURATION.exec(text);
-  if (!m) return undefined;
-  const [w, d, h, min, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number];
-  return ((((w * 7 + d) * 24 + h) * 60 + min) * 60 + s) * 1000;
-}
 
 export const isoDuration = (example: string) =>
   z
@@ -20,7 +10,13 @@ export const isoDuration = (example: string) =>
     .max(40)
     .refine((v) => (isoDurationToMs(v) ?? 0) > 0, `a positive ISO 8601 duration of weeks/days/hours/minutes/seconds, e.g. ${example}`);
 
-const rfc3339 = z.iso.datetime({ offset: true });
+/** An RFC 3339 instant in a year the database can compare (PostgreSQL has no year 0). */
+const rfc3339 = z.iso
+  .datetime({ offset: true })
+  .refine((v) => {
+    const year = new Date(v).getUTCFullYear();
+    return year >= 1970 && year <= 9999;
+  }, 'an instant from 1970 to 9999');
 
 /** The rule of a run: a stored rule (latest or `version`) or an inline Sigma rule, never both. */
 const RuleChoice = {

@@ -13,7 +13,8 @@ import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
 import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInput, type ShadowProgress } from '../../workflows/shadow';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
-import { Shadow, ShadowBody, isoDurationToMs } from './schemas';
+import { Shadow, ShadowBody } from './schemas';
+import { isoDurationToMs } from '../../config/iso-duration';
 import { resolveRunRule, resolveRunTarget } from './run-request';
 import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
 

@@ -4,6 +4,7 @@ import type { ApiDeps } from '../context';
 import { deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
+import { DURATION, isoDurationField } from '../http/iso-duration';
 import { ProblemSchema, badRequest, conflict, insufficientScope, notFound } from '../http/problem';
 import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
 import { environmentsExist } from './tenant-service';
@@ -23,7 +24,8 @@ const CostModel = openapi(
   'CostModel',
 );
 
-const isoDuration = z.string().regex(/^PT(?=\d)(\d+H)?(\d+M)?(\d+S)?$/, 'an ISO 8601 duration of hours/minutes/seconds, e.g. PT5M');
+/** How often scheduled detection runs: a Temporal Schedule interval, from a second to a day. */
+const detectionInterval = isoDurationField('PT5M', { min: DURATION.SECOND, max: DURATION.DAY });
 
 const TargetBody = openapi(
   z
@@ -32,7 +34,7 @@ const TargetBody = openapi(
       kind: z.enum(['local', 'splunk', 'elastic', 'sentinel']),
       environment: z.string().min(1).max(63),
       connection: z.record(z.string().max(100), z.union([z.string().max(4096), z.number(), z.boolean()])).default({}),
-      detection_interval: isoDuration.default('PT5M'),
+      detection_interval: detectionInterval.default('PT5M'),
       cost_model: CostModel,
     })
     .strict(),

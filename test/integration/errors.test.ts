@@ -1,4 +1,4 @@
-import { startTestService, type TestService } from '../support/harness';
+import { createTenant, startTestService, type TestService } from '../support/harness';
 
 describe('bad input gets a clear problem+json answer', () => {
   let svc: TestService;
@@ -126,6 +126,49 @@ describe('bad input gets a clear problem+json answer', () => {
     }
     // A cursor the API issued still works.
     expect((await svc.request('GET', `/api/v1/deployments?cursor=${cursor(`2020-01-01T00:00:00Z|${uuid}`)}`)).status).toBe(200);
+  });
+
+  it('answers 400 for durations and instants no later step could use', async () => {
+    const ruleId = 'c0c0c0c0-0000-4000-8000-000000000002';
+    const rule = `title: Bounds\nid: ${ruleId}\nlogsource:\n  product: windows\ndetection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule } })).status).toBe(201);
+    const pointers = async (method: string, path: string, body: unknown) => {
+      const res = await svc.request(method, path, { body });
+      expect([path, res.status]).toEqual([path, 400]);
+      return res.body.errors.map((e: { pointer: string }) => e.pointer);
+    };
+    expect(await pointers('POST', '/api/v1/rules/deploy', { rule_id: ruleId, target: 'local', approval_expires_in: 'P9999999999D' })).toContain('/body/approval_expires_in');
+    expect(await pointers('POST', '/api/v1/rules/deploy', { rule_id: ruleId, target: 'local', approval_expires_in: 'P999999W' })).toContain('/body/approval_expires_in');
+    expect(await pointers('POST', '/api/v1/approvals', { rule_id: ruleId, targets: ['local'], expires_in: 'P99999999999999999999W' })).toContain('/body/expires_in');
+    const target = { name: 'bounds', kind: 'local', environment: 'dev', cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 } };
+    for (const interval of ['PT0S', 'PT99999999999999999999H', 'P2D']) {
+      expect(await pointers('POST', '/api/v1/settings/targets', { ...target, detection_interval: interval })).toContain('/body/detection_interval');
+    }
+    expect(await pointers('POST', '/api/v1/rules/replay', { rule_id: ruleId, target: 'local', from: '0000-01-01T00:00:00Z', to: '0000-01-02T00:00:00Z' })).toContain('/body/from');
+  });
+
+  it('answers 400 for a replay or shadow of a stored rule that does not parse as a rule', async () => {
+    const ruleId = 'c0c0c0c0-0000-4000-8000-000000000003';
+    // Stored (Sigma YAML with an id and a title) though its logsource is not a map.
+    const rule = `title: Odd logsource\nid: ${ruleId}\nlogsource: windows\ndetection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule } })).status).toBe(201);
+    for (const [path, extra] of [['/api/v1/rules/replay', { lookback: 'P1D' }], ['/api/v1/rules/shadow', { duration: 'PT1M', interval: 'PT1M' }]] as const) {
+      const res = await svc.request('POST', path, { body: { rule_id: ruleId, target: 'local', ...extra } });
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.detail).toMatch(/^The rule does not parse/);
+    }
+  });
+
+  it('holds a tenant to its tier’s number of rules; new versions of its rules are always stored', async () => {
+    const token = await createTenant(svc, 'rules-cap', 'free');
+    const rule = (n: number, revision = 1) =>
+      `title: Capped ${n} r${revision}\nid: ca000000-0000-4000-8000-${String(n).padStart(12, '0')}\nlogsource:\n  product: windows\ndetection:\n  sel:\n    Image: x${revision}\n  condition: sel\n`;
+    const answers = await Promise.all(Array.from({ length: 104 }, (_, i) => svc.request('POST', '/api/v1/rules', { token, body: { rule: rule(i) } })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(100);
+    for (const refused of answers.filter((a) => a.status !== 201)) expectProblem(refused, 403, 'resource-limit');
+    const stored = answers.findIndex((a) => a.status === 201);
+    expect((await svc.request('POST', '/api/v1/rules', { token, body: { rule: rule(stored, 2) } })).status).toBe(201);
+    expect((await svc.request('GET', '/api/v1/rules?limit=500', { token })).body.items).toHaveLength(100);
   });
 
   it('answers 400 for an invalid path parameter', async () => {
