@@ -1,4 +1,4 @@
-import { LineCounter, isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node, type Pair } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node, type Pair } from 'yaml';
 import type { SourcePosition } from './errors';
 
 /**
@@ -139,7 +139,24 @@ export function resolvePlain(text: string): YValue {
 // Fallback: the full `yaml` library.
 // ---------------------------------------------------------------------------------------------
 
-function fromYamlNode(node: unknown, fallbackOffset: number): YNode {
+/**
+ * Aliases (`*name`) stand for the node anchored as `&name`, as every YAML loader (pySigma's
+ * included) reads them. Each alias is expanded where it is used, so a few nested aliases can
+ * stand for billions of nodes: past this many nodes in one document, the document is refused.
+ */
+const MAX_EXPANDED_NODES = 100_000;
+
+class AliasExpansionTooLarge extends Error {}
+
+type Expansion = { doc: Document.Parsed; remaining: number };
+
+function fromYamlNode(node: unknown, fallbackOffset: number, ctx: Expansion): YNode {
+  if (--ctx.remaining < 0) throw new AliasExpansionTooLarge();
+  if (isAlias(node)) {
+    const target = node.resolve(ctx.doc);
+    // An alias to an anchor that does not exist is already a parse error of the document.
+    return target ? fromYamlNode(target, node.range?.[0] ?? fallbackOffset, ctx) : { kind: 'scalar', value: null, style: 'plain', offset: fallbackOffset };
+  }
   if (isMap(node)) {
     return {
       kind: 'map',
@@ -147,11 +164,11 @@ function fromYamlNode(node: unknown, fallbackOffset: number): YNode {
       pairs: node.items.map((p: Pair) => {
         const key = p.key as Node | null;
         const keyOffset = key?.range?.[0] ?? fallbackOffset;
-        return { key: isScalar(key) ? String(key.value) : String(key), keyOffset, value: fromYamlNode(p.value, keyOffset) };
+        return { key: isScalar(key) ? String(key.value) : String(key), keyOffset, value: fromYamlNode(p.value, keyOffset, ctx) };
       }),
     };
   }
-  if (isSeq(node)) return { kind: 'seq', offset: node.range?.[0] ?? fallbackOffset, items: node.items.map((i) => fromYamlNode(i, fallbackOffset)) };
+  if (isSeq(node)) return { kind: 'seq', offset: node.range?.[0] ?? fallbackOffset, items: node.items.map((i) => fromYamlNode(i, fallbackOffset, ctx)) };
   if (isScalar(node)) {
     const v = node.value;
     const value: YValue = v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : String(v);
@@ -172,7 +189,13 @@ export function parseYamlFull(text: string): YamlStream {
       offset: e.pos[0],
     }));
     const contents = doc.contents as Node | null;
-    const root = contents === null || (isScalar(contents) && contents.value === null) ? null : fromYamlNode(contents, 0);
+    let root: YNode | null = null;
+    try {
+      root = contents === null || (isScalar(contents) && contents.value === null) ? null : fromYamlNode(contents, 0, { doc, remaining: MAX_EXPANDED_NODES });
+    } catch (err) {
+      if (!(err instanceof AliasExpansionTooLarge)) throw err;
+      problems.push({ code: 'yaml-syntax', message: `YAML aliases expand this document to more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes`, offset: contents?.range?.[0] ?? 0 });
+    }
     return { root, problems };
   });
   if (!Array.isArray(docs)) {

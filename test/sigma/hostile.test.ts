@@ -45,4 +45,18 @@ describe('hostile input is reported, never thrown', () => {
     // Small or separated repeats stay allowed.
     expect(errors(['(a+){2}$', '(\\d+\\.){3}\\d+', '(ab){10}'])).toEqual([['(a+){2}$', 0], ['(\\d+\\.){3}\\d+', 0], ['(ab){10}', 0]]);
   });
+  it('reads YAML aliases as the anchored value, as YAML loaders do, and refuses an alias bomb', () => {
+    const rule = parseRule(`${HEAD}detection:\n  sel:\n    Image|endswith: &img '\\evil.exe'\n    ParentImage|endswith: *img\n  condition: sel\n`);
+    const compiled = compileRule(rule);
+    expect(compiled.match({ Image: 'C:\\x\\evil.exe', ParentImage: 'C:\\y\\evil.exe' })).toBe(true);
+    expect(compiled.match({ Image: 'C:\\x\\evil.exe', ParentImage: null })).toBe(false);
+    const levels = Array.from({ length: 9 }, (_, i) => {
+      const name = String.fromCharCode(98 + i);
+      const prev = String.fromCharCode(97 + i);
+      return `${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`;
+    });
+    const bomb = `${HEAD}a: &a ["x","x","x","x","x","x","x","x","x"]\n${levels.join('\n')}\ndetection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    const errors = parseSigma(bomb).errors;
+    expect(errors.map((e) => e.message)).toContainEqual(expect.stringMatching(/aliases expand this document to more than 100,000 nodes/));
+  });
 });
