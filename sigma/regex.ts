@@ -231,6 +231,40 @@ export function analyseRegex(pattern: string): RegexIssue[] {
   return issues;
 }
 
+/**
+ * Why RE2 (DuckDB's and KQL's regex engine) refuses a pattern that JavaScript accepts, or undefined
+ * when it takes it: the escapes, groups and quantifiers it lacks, and repeat counts over 1,000.
+ */
+export function re2Incompatibility(pattern: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (/[cuZeGhRKkX]/.test(next)) return `the escape \\${next}`;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      if (pattern[i + 1] === '^') i++;
+      if (pattern[i + 1] === ']') i++;
+      continue;
+    }
+    if (c === '(' && /^\?<[A-Za-z]/.test(pattern.slice(i + 1, i + 4))) return 'named groups written (?<name>…) (RE2 wants (?P<name>…))';
+    if ((c === '+' || c === '*' || c === '?' || c === '}') && pattern[i + 1] === '+' && i > 0) return 'possessive quantifiers';
+    if (c === '{') {
+      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i));
+      if (m && (Number(m[1]) > 1000 || (m[2] !== undefined && m[2] !== '' && Number(m[2]) > 1000))) return `the repeat count ${m[0]} (at most 1000)`;
+    }
+  }
+  return undefined;
+}
+
 /** Issues that make a pattern unsafe to run on a backtracking engine. */
 export function isCatastrophic(issues: readonly RegexIssue[]): boolean {
   return issues.some((i) => i.code === 'nested-quantifier' || i.code === 'overlapping-alternation');

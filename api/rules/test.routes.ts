@@ -4,6 +4,8 @@ import type { ApiDeps } from '../context';
 import { ruleTestRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { parseFixtures } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
+import { EventStoreQueryError } from '../../siem/local/duckdb';
+import { findUnstorableText } from '../../db/storable-text';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { ProblemSchema, badRequest, notFound, resourceLimit } from '../http/problem';
@@ -95,7 +97,19 @@ export function ruleTestRoutes(deps: ApiDeps) {
         if ('errors' in parsed) {
           throw badRequest(`${parsed.errors.length} fixture(s) are not valid test documents`, parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })));
         }
-        const report = await runRuleTests({ text: stored.content, ruleId, version, fixtures: parsed.fixtures, adapter, targetName: target.name });
+        const unstorable = findUnstorableText(parsed.fixtures, '/body/fixtures');
+        if (unstorable) throw badRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+        let report;
+        try {
+          report = await runRuleTests({ text: stored.content, ruleId, version, fixtures: parsed.fixtures, adapter, targetName: target.name });
+        } catch (err) {
+          // The target's engine refused the compiled rule (a construct its regex dialect lacks, say):
+          // the rule's problem, not the service's.
+          if (err instanceof EventStoreQueryError) {
+            throw badRequest(`The ${target.kind} target cannot run this rule: ${err.message}`, [{ pointer: '/body/rule_id', message: 'does not run on the target' }]);
+          }
+          throw err;
+        }
         const result = { rule_id: ruleId, version, target: target.name, ...report };
         const [run] = await db
           .insert(ruleTestRuns)

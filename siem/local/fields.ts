@@ -98,13 +98,21 @@ export function sqlLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
+/** JSON Pointer of a key path: DuckDB reads `*` there as a key, where `$."*"` is a wildcard. */
+function jsonPointer(keys: readonly string[]): string {
+  return sqlLiteral(keys.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join(''));
+}
+
 /** A JSON path naming one top-level key, quoted so dots, spaces and quotes in names are literal. */
 export function jsonKeyPath(key: string): string {
+  if (key.includes('*')) return jsonPointer([key]);
   return sqlLiteral(`$."${key.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`);
 }
 
 function nestedPath(field: string): string {
-  return sqlLiteral(`$.${field.split('.').map((s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join('.')}`);
+  const keys = field.split('.');
+  if (keys.some((k) => k.includes('*'))) return jsonPointer(keys);
+  return sqlLiteral(`$.${keys.map((s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join('.')}`);
 }
 
 /**

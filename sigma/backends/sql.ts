@@ -1,5 +1,5 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
-import { analyseRegex, extractInlineFlags } from '../regex';
+import { analyseRegex, extractInlineFlags, re2Incompatibility } from '../regex';
 import { ANY, endsWithAny, normaliseParts, startsWithAny, type StringPart } from '../string';
 import { QueryBackend, ipv4Prefixes, shapeOf, type ConvertOptions, type ItemContext } from './base';
 
@@ -115,6 +115,8 @@ export class SqlBackend extends QueryBackend {
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const issues = analyseRegex(v.pattern).filter((i) => i.code === 'lookaround' || i.code === 'backreference');
     if (issues.length > 0) this.unsupported(`regex /${v.pattern}/ (${issues[0]!.message}; DuckDB uses RE2)`, ctx.item.pos);
+    const re2 = re2Incompatibility(extractInlineFlags(v.pattern).pattern);
+    if (re2) this.unsupported(`regex /${v.pattern}/ (DuckDB's RE2 has no ${re2})`, ctx.item.pos);
     const inline = extractInlineFlags(v.pattern);
     let flags = '';
     if (v.ignoreCase || inline.flags.ignoreCase) flags += 'i';

@@ -146,4 +146,14 @@ describe('POST /rules/test', () => {
     const run = await test([fx('a', 'no_match', { Image: 'a.exe' })]);
     expect((await svc.request('GET', `/api/v1/rules/tests/${run.body.id}`, { token: other })).status).toBe(404);
   });
+  it('answers 400 for fixtures holding text the service cannot store', async () => {
+    for (const [fixture, pointer] of [
+      [JSON.stringify({ name: 'nul\u0000name', expect: 'match', event: { Image: 'C:\\x\\evil.exe', CommandLine: 'go' } }), '/body/fixtures/0/name'],
+      [JSON.stringify({ name: 'lone', expect: 'match', event: { Image: 'C:\\x\\evil.exe', CommandLine: '\ud800' } }), '/body/fixtures/0/events/0/CommandLine'],
+    ] as const) {
+      const res = await test([fixture]);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].pointer).toBe(pointer);
+    }
+  });
 });

@@ -105,4 +105,22 @@ detection:
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.issues[0]).toMatchObject({ code: 'backend-unsupported', line: 5 });
   });
+  it('reports regexes DuckDB’s RE2 refuses as compile issues, before any query runs', () => {
+    for (const pattern of ['a{1001}', 'x\\cA', '(?<name>a)', '\\Z']) {
+      const rule = parseRule(`title: t\nlogsource: {product: windows}\ndetection:\n    sel:\n        CommandLine|re: '${pattern}'\n    condition: sel\n`);
+      const r = compileSigmaForLocal(rule, store);
+      expect([pattern, r.ok]).toEqual([pattern, false]);
+    }
+    const fine = parseRule(`title: t\nlogsource: {product: windows}\ndetection:\n    sel:\n        CommandLine|re: 'a{1000}\\x41[\\d]+(b)'\n    condition: sel\n`);
+    expect(compileSigmaForLocal(fine, store).ok).toBe(true);
+  });
+
+  it('reads a field literally named * (a wildcard in JSON paths) as that key', async () => {
+    const rule = parseRule(`title: t\nlogsource: {product: windows}\ndetection:\n    sel:\n        '*': star\n        'a.*': nested\n    condition: sel\n`);
+    const r = compileSigmaForLocal(rule, store);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const events = [{ '*': 'star', a: { '*': 'nested' } }, { '*': 'other', a: { '*': 'nested' } }, { x: 'star' }];
+    expect(await store.withFixtureTable(events, (t) => t.matching(r.query))).toEqual([1]);
+  });
 });
