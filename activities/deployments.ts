@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
 import { withHeartbeat } from './heartbeat';
+import { sameRuleOnTarget } from './deployment-scope';
 import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
 
 export type DeploymentPlan = {
@@ -145,13 +146,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
           .select({ id: deployments.id, cursor: deployments.detectionCursor })
           .from(deployments)
           .where(
-            and(
-              eq(deployments.tenantId, me.tenantId),
-              eq(deployments.ruleId, me.ruleId),
-              eq(deployments.targetId, me.targetId),
-              inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES),
-              ne(deployments.id, me.id),
-            ),
+            and(sameRuleOnTarget(me), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES), ne(deployments.id, me.id)),
           )
           .for('update');
         if (me.status === 'active') {
@@ -163,9 +158,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
             .from(deployments)
             .where(
               and(
-                eq(deployments.tenantId, me.tenantId),
-                eq(deployments.ruleId, me.ruleId),
-                eq(deployments.targetId, me.targetId),
+                sameRuleOnTarget(me),
                 inArray(deployments.status, ['superseded', 'rolled_back']),
                 // Compared in SQL: a JavaScript Date would drop the timestamps' microseconds.
                 sql`${deployments.endedAt} = (select a.activated_at from deployments a where a.id = ${me.id})`,

@@ -4,6 +4,7 @@ import { and, desc, eq, inArray, ne } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets, type Deployment } from '../db/schema';
 import { rollbackWorkflowId, type RollbackInput } from '../workflows/rollback';
+import { sameRuleOnTarget } from './deployment-scope';
 
 /**
  * What a Rollback run is given, decided the same way whether a person asked for it (the API) or a
@@ -17,9 +18,7 @@ export async function versionBefore(db: Db, live: Deployment): Promise<number | 
     .from(deployments)
     .where(
       and(
-        eq(deployments.tenantId, live.tenantId),
-        eq(deployments.ruleId, live.ruleId),
-        eq(deployments.targetId, live.targetId),
+        sameRuleOnTarget(live),
         ne(deployments.id, live.id),
         ne(deployments.version, live.version),
         inArray(deployments.status, ['superseded', 'rolled_back']),
