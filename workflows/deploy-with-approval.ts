@@ -157,7 +157,9 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
     const reason = `the impact summary could not be computed: ${err.cause?.message ?? err.message}`;
     log.warn('change abandoned', { ruleId: input.ruleId, version: input.version, reason });
     if (input.approval) {
-      state.approval!.status = 'cancelled';
+      // A decision being recorded meanwhile finishes first; the approval is cancelled only if still pending.
+      await condition(allHandlersFinished);
+      if (state.approval!.status === 'pending') state.approval!.status = 'cancelled';
       await activities.cancelApproval({ approvalId: input.approval.approvalId, reason });
     }
     for (const [i, ref] of input.deployments.entries()) {
