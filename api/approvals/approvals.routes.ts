@@ -16,6 +16,7 @@ import { submitChange } from '../deployments/submit-change';
 import { longPoll } from '../http/long-poll';
 import { isoDurationMs } from '../../activities/schedules';
 import { decideUpdate } from '../../workflows/deploy-with-approval';
+import { settleAbandonedChange } from '../deployments/abandoned-change';
 
 const SubmitApprovalBody = openapi(
   z
@@ -182,10 +183,12 @@ export function approvalRoutes(deps: ApiDeps) {
       params: UuidParams,
       query: WaitImpact,
       responses: { 200: { description: 'The approval', schema: Approval }, 404: { description: 'No such approval', schema: ProblemSchema } },
-      handler: async ({ params, query, auth }) => ({
-        status: 200,
-        body: view(await waitFor(auth.tenantId, params.id, query.wait, (a) => a.status !== 'pending')),
-      }),
+      handler: async ({ params, query, auth }) => {
+        // A change whose run ended without settling it would otherwise wait for a decision for ever.
+        const current = await find(auth.tenantId, params.id);
+        if (current.status === 'pending') await settleAbandonedChange(db, deps.temporal.client, current);
+        return { status: 200, body: view(await waitFor(auth.tenantId, params.id, query.wait, (a) => a.status !== 'pending')) };
+      },
     }),
     defineRoute({
       method: 'post',

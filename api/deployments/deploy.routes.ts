@@ -11,6 +11,7 @@ import { submitChange } from './submit-change';
 import { longPoll } from '../http/long-poll';
 import { deploymentViewer } from './deployment-view';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
+import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';
 
 const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
 
@@ -69,6 +70,11 @@ export function deployRoutes(deps: ApiDeps) {
         404: { description: 'No such deployment in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
+        // A change whose run ended without settling it would otherwise read in progress for ever.
+        const current = await deploymentView(params.id, auth.tenantId);
+        if (current && IN_PROGRESS.has(current.status)) {
+          await settleAbandonedChange(db, deps.temporal.client, { workflowId: current.workflow_id, createdAt: new Date(current.created_at) });
+        }
         const view = await longPoll(() => deploymentView(params.id, auth.tenantId), (v) => SETTLED.has(v.status), query.wait, () => req.socket.destroyed);
         if (!view) throw notFound(`No deployment ${params.id} in this tenant`);
         return { status: 200, body: view };

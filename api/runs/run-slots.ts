@@ -1,5 +1,6 @@
 import { and, count, eq } from 'drizzle-orm';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { unrecordedEnd } from '../http/unrecorded-end';
 import type { Db } from '../../db/client';
 import { replays, shadowRuns, tenants } from '../../db/schema';
 import type { AuthContext } from '../auth/authenticate';
@@ -21,14 +22,6 @@ import { limitsOf } from '../limits/resource-limits';
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type RunTable = typeof replays | typeof shadowRuns;
 
-/** A start can take this long between inserting the row and Temporal knowing the workflow. */
-const START_GRACE_MS = 60_000;
-/** How long settling waits for Temporal to describe a run before leaving the row as it is. */
-const DESCRIBE_DEADLINE_MS = 5_000;
-
-/** Temporal workflow statuses after which the workflow can no longer record a result. */
-const ENDED_UNRECORDED = new Set(['TERMINATED', 'TIMED_OUT', 'FAILED', 'CANCELLED']);
-
 export interface RunRow {
   readonly id: string;
   readonly workflowId: string;
@@ -41,18 +34,9 @@ export interface RunRow {
  * is left alone (the update only takes `running` rows).
  */
 export async function settleEndedRun(db: Db, client: Client, table: RunTable, row: RunRow, now: Date = new Date()): Promise<boolean> {
-  let error: string;
-  try {
-    const described = await client.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => client.workflow.getHandle(row.workflowId).describe());
-    const status = described.status.name;
-    if (!ENDED_UNRECORDED.has(status)) return false;
-    const closed = described.closeTime ? ` at ${described.closeTime.toISOString()}` : '';
-    error = `The workflow ${row.workflowId} ended ${status} in Temporal${closed} without recording a result (terminated, timed out or reset outside detflow); its figures are lost`;
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) return false; // Temporal unreachable: decide another time.
-    if (now.getTime() - row.createdAt.getTime() < START_GRACE_MS) return false; // its start may still be under way
-    error = `The workflow ${row.workflowId} was never started (Temporal did not take the start request); nothing ran`;
-  }
+  const ended = await unrecordedEnd(client, row.workflowId, row.createdAt, now);
+  if (ended === undefined) return false;
+  const error = `${ended}; its figures are lost`;
   const settled = await db
     .update(table)
     .set({ status: 'failed', error, endedAt: now, updatedAt: now })

@@ -155,6 +155,28 @@ describe('deploy with approval', () => {
     expect((await svc.request('GET', `/api/v1/deployments/${direct.body.id}`)).body.status).toBe('active');
   });
 
+  it('settles a change whose run ended without settling it: terminated in Temporal, or never started', async () => {
+    const id = 'f0000000-0000-4000-8000-0000000000c3';
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(1).replace(RULE_ID, id) } })).status).toBe(201);
+    const waiting = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: id, target: 'local', approval_required: true } });
+    expect(waiting.status).toBe(202);
+    await svc.client.workflow.getHandle(waiting.body.workflow_id).terminate('operator cleanup');
+    const approval = (await svc.request('GET', waiting.body.links.approval)).body;
+    expect(approval.status).toBe('cancelled');
+    expect(approval.comment).toMatch(/ended TERMINATED in Temporal .*; the change did not complete$/);
+    expect((await svc.request('GET', `/api/v1/deployments/${waiting.body.id}`)).body).toMatchObject({ status: 'failed', error: approval.comment });
+
+    // A deploy whose start Temporal never took (the 503 path), written minutes ago.
+    const [template] = await svc.database.db.select().from(deployments).where(eq(deployments.id, waiting.body.id));
+    const orphanId = 'f0000000-0000-4000-8000-0000000000c4';
+    await svc.database.db.insert(deployments).values({ ...template!, id: orphanId, status: 'deploying', error: null, endedAt: null, workflowId: `deploy/default/${id}/local/${orphanId}`, createdAt: new Date(Date.now() - 5 * 60_000), updatedAt: new Date() });
+    const polled = performance.now();
+    const orphan = (await svc.request('GET', `/api/v1/deployments/${orphanId}?wait=60`)).body;
+    expect(performance.now() - polled).toBeLessThan(30_000);
+    expect(orphan.status).toBe('failed');
+    expect(orphan.error).toMatch(/was never started/);
+  });
+
   it('refuses a deploy over its noise budget without approval, and flags it in an approval', async () => {
     const refused = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
     expect(refused.status).toBe(403);
