@@ -3,6 +3,7 @@ import type { Db } from '../db/client';
 import { approvals, deployments, type DeploymentStatus, type NoiseBudgetPolicy } from '../db/schema';
 import type { SiemAdapters } from '../siem/adapters';
 import { computeImpactSummary, type ImpactSummary } from './impact';
+import { withHeartbeat } from './heartbeat';
 
 export type Decision = 'approve' | 'reject' | 'request_changes';
 
@@ -24,7 +25,7 @@ export function createApprovalActivities({ db, siem, now = () => new Date() }: {
 
   return {
     async computeImpact(input: { tenantId: string; ruleId: string; version: number; targetIds: string[]; noiseBudget: NoiseBudgetPolicy | null }): Promise<ImpactSummary> {
-      return computeImpactSummary({ db, siem }, { ...input, now: now() });
+      return withHeartbeat(() => computeImpactSummary({ db, siem }, { ...input, now: now() }));
     },
 
     async recordImpact({ approvalId, impact }: { approvalId: string; impact: ImpactSummary }): Promise<void> {

@@ -218,18 +218,21 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
 
     /** The noise estimate of the processed part of the window (see estimateNoise). */
     async assessReplayNoise({ replayId, until }: { replayId: string; until: string }): Promise<NoiseEstimate> {
-      const { r, kind } = await loadReplay(replayId);
-      const rule = compileStoredRun(siem, r, kind);
-      const fields = ruleFields(r.ruleContent);
-      const window = { from: r.windowFrom, to: new Date(until) };
-      const found = window.to.getTime() > window.from.getTime() ? await adapterFor(siem, kind).search(r.tenantId, rule, window, { limit: NOISE_SAMPLE_EVENTS }) : { events: [], matched: 0 };
-      const fps = await db
-        .select({ event: alerts.event })
-        .from(alerts)
-        .where(and(eq(alerts.tenantId, r.tenantId), eq(alerts.ruleId, r.ruleId), eq(alerts.disposition, 'false_positive')))
-        .orderBy(sql`${alerts.createdAt} desc`)
-        .limit(MAX_FALSE_POSITIVES);
-      return estimateNoise(found.events, found.matched, fields, fps.map((f) => f.event));
+      // Heartbeats while it searches the processed window, which can take as long as a chunk.
+      return withHeartbeat(async () => {
+        const { r, kind } = await loadReplay(replayId);
+        const rule = compileStoredRun(siem, r, kind);
+        const fields = ruleFields(r.ruleContent);
+        const window = { from: r.windowFrom, to: new Date(until) };
+        const found = window.to.getTime() > window.from.getTime() ? await adapterFor(siem, kind).search(r.tenantId, rule, window, { limit: NOISE_SAMPLE_EVENTS }) : { events: [], matched: 0 };
+        const fps = await db
+          .select({ event: alerts.event })
+          .from(alerts)
+          .where(and(eq(alerts.tenantId, r.tenantId), eq(alerts.ruleId, r.ruleId), eq(alerts.disposition, 'false_positive')))
+          .orderBy(sql`${alerts.createdAt} desc`)
+          .limit(MAX_FALSE_POSITIVES);
+        return estimateNoise(found.events, found.matched, fields, fps.map((f) => f.event));
+      });
     },
 
     /** Writes the replay's final figures (alert volume, noise, latency, cost) and status; returns them. */

@@ -79,6 +79,8 @@ const scheduleActivities = proxyActivities<ScheduleActivities>({
  * the history does not pin, so runs in flight replay unchanged.
  */
 const deployActivities = proxyActivities<DeploymentActivities>({ ...options, heartbeatTimeout: '10 seconds' });
+/** The impact summary counts each target's last 7 days: as long as a replay chunk may take, heartbeating. */
+const impactActivities = proxyActivities<ApprovalActivities>({ ...options, startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds' });
 
 /**
  * The life of a change: its impact (replay-based projection, cost, noise delta, diff), then — when
@@ -142,7 +144,7 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   const event = (d?: DeploymentRef) => ({ rule_id: input.ruleId, version: input.version, ...(d ? { deployment_id: d.deploymentId, target: d.targetName } : {}) });
 
   try {
-    state.impact = await activities.computeImpact({
+    state.impact = await impactActivities.computeImpact({
       tenantId: input.tenantId,
       ruleId: input.ruleId,
       version: input.version,

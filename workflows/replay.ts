@@ -82,7 +82,16 @@ export async function Replay(input: ReplayInput): Promise<Record<string, unknown
   // Recording the outcome must happen even when the run was cancelled.
   return CancellationScope.nonCancellable(async () => {
     let noise: NoiseEstimate | null = null;
-    if (status !== 'failed') noise = await bookkeeping.assessReplayNoise({ replayId: input.replayId, until: progress.processedUntil });
+    if (status !== 'failed') {
+      try {
+        // A count over the whole processed window: as long as a chunk may take.
+        noise = await counting.assessReplayNoise({ replayId: input.replayId, until: progress.processedUntil });
+      } catch (err) {
+        // The figures of every chunk are recorded anyway; only the noise estimate is missing.
+        if (!(err instanceof ActivityFailure)) throw err;
+        log.warn('replay noise estimate failed', { replayId: input.replayId, error: err.cause?.message ?? err.message });
+      }
+    }
     // Upserted before the record is written, so a client that sees the record sees the attribute.
     upsertSearchAttributes([{ key: STATUS, value: status }]);
     const result = await bookkeeping.recordReplayResult({
