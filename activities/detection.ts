@@ -194,12 +194,14 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
           if (overBudget) suppressed++;
           else raised++;
         }
-        const [{ before }] = (await tx
-          .select({ before: sql<number>`count(*)::int` })
-          .from(alerts)
-          .where(and(eq(alerts.deploymentId, deploymentId), gte(alerts.createdAt, dayStart), eq(alerts.status, 'suppressed')))) as [{ before: number }];
-        // Only the run whose suppressions are the day's first ones reports the crossing.
-        const budgetExceededNow = suppressed > 0 && before === suppressed;
+        // Only the run whose suppressions are the day's first ones reports the crossing. Counted from
+        // the day's run records, which triage never changes (a suppressed alert closed by a person
+        // is no longer `suppressed`, and must not make a later run look like the first).
+        const [{ earlier }] = (await tx
+          .select({ earlier: sql<number>`coalesce(sum(${detectionRuns.alertsSuppressed}), 0)::int` })
+          .from(detectionRuns)
+          .where(and(eq(detectionRuns.deploymentId, deploymentId), gte(detectionRuns.startedAt, dayStart)))) as [{ earlier: number }];
+        const budgetExceededNow = suppressed > 0 && earlier === 0;
         const demoted = budgetExceededNow && onExceed === 'demote';
         const demotion: Demotion = {
           demoted_at: started.toISOString(),

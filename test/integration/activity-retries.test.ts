@@ -102,4 +102,27 @@ describe('activities repeated or late', () => {
     await activities.retireDeployment({ deploymentId: v2, reason });
     expect(await deployment(v2)).toMatchObject({ status: 'rolled_back', error: reason });
   });
+  it('reports the day’s budget crossing once, even after people triage the suppressed alerts', async () => {
+    const ruleId = 'ac71e000-0000-4000-8000-000000000003';
+    expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(ruleId, 'triaged.exe') } })).status).toBe(201);
+    const started = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
+    expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
+    const schedule = svc.client.schedule.getHandle(detectionScheduleId('default', started.body.id));
+    await until('the detection schedule', async () => schedule.pause('test drives detection').then(() => true, () => undefined));
+    const ingest = async (n: number) => {
+      const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\triaged.exe', CommandLine: `triaged ${Math.random()} ${i}` }));
+      expect((await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } })).body.accepted).toBe(n);
+    };
+    const detection = createDetectionActivities({ db: svc.database.db, siem: svc.siem, temporal: temporal() });
+    const run = (n: number) => new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: `triage-${n}` } }).run(detection.runDetection, { deploymentId: started.body.id });
+
+    await ingest(3);
+    expect(await run(1)).toMatchObject({ raised: 1, suppressed: 2, budgetExceededNow: true });
+    // Every suppressed alert triaged: none reads `suppressed` any more.
+    const suppressed = (await svc.request('GET', `/api/v1/alerts?deployment_id=${started.body.id}&status=suppressed`)).body.items as Array<{ id: string }>;
+    expect(suppressed).toHaveLength(2);
+    for (const a of suppressed) expect((await svc.request('PATCH', `/api/v1/alerts/${a.id}`, { body: { status: 'closed', disposition: 'false_positive' } })).status).toBe(200);
+    await ingest(2);
+    expect(await run(2)).toMatchObject({ raised: 0, suppressed: 2, budgetExceededNow: false });
+  });
 });
