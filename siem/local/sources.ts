@@ -115,10 +115,26 @@ function unstorableError(value: unknown): string | undefined {
   return found ? `the event ${found.reason} at ${found.pointer || '/'}, which alerts (kept in PostgreSQL) cannot store` : undefined;
 }
 
+/**
+ * A number JSON text can hold but a JavaScript value cannot (`1e400` parses to Infinity), which
+ * JSON.stringify would silently turn into null: such an event is refused rather than altered.
+ */
+function nonFiniteNumberAt(value: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [v, pointer] = stack.pop()!;
+    if (typeof v === 'number' && !Number.isFinite(v)) return pointer || '/';
+    if (v !== null && typeof v === 'object') for (const [k, child] of Object.entries(v)) stack.push([child, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+  }
+  return undefined;
+}
+
 export function checkValue(value: unknown): CandidateCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: `expected a JSON object, got ${describeJson(value)}` };
   const unstorable = unstorableError(value);
   if (unstorable) return { ok: false, error: unstorable };
+  const huge = nonFiniteNumberAt(value);
+  if (huge) return { ok: false, error: `the number at ${huge} is beyond the range of a double; send it as a string to keep it` };
   try {
     return { ok: true, raw: JSON.stringify(value) };
   } catch (e) {

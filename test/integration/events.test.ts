@@ -116,5 +116,10 @@ describe('POST /events (local event store ingestion)', () => {
     expect(array.status).toBe(200);
     expect(array.body).toMatchObject({ accepted: 1, rejected: 1 });
     expect(array.body.errors[0]).toEqual({ line: 2, error: 'the event contains an unpaired UTF-16 surrogate at /a, which alerts (kept in PostgreSQL) cannot store' });
+
+    // A number a JSON array element holds beyond a double's range is refused, not stored as null.
+    const huge = await ingest('[{"@timestamp":"2026-11-20T10:00:00Z","n":{"x":[1e400]}},{"@timestamp":"2026-11-20T10:00:00Z","n":1}]', '', 'application/json');
+    expect(huge.body).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(huge.body.errors[0]).toEqual({ line: 1, error: 'the number at /n/x/0 is beyond the range of a double; send it as a string to keep it' });
   });
 });
