@@ -5,6 +5,7 @@ import { ruleTestRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { parseFixtures } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import { EventStoreQueryError } from '../../siem/local/duckdb';
+import { checkValue } from '../../siem/local/sources';
 import { findUnstorableText } from '../../db/storable-text';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
@@ -99,6 +100,12 @@ export function ruleTestRoutes(deps: ApiDeps) {
         }
         const unstorable = findUnstorableText(parsed.fixtures, '/body/fixtures');
         if (unstorable) throw badRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+        // Each event as the store will take it (a number beyond a double's range, say, is refused).
+        const refused = parsed.fixtures.flatMap((f, i) => f.events.flatMap((e, j) => {
+          const c = checkValue(e);
+          return c.ok ? [] : [{ pointer: `/body/fixtures/${i}/events/${j}`, message: c.error }];
+        }));
+        if (refused.length > 0) throw badRequest(`${refused.length} fixture event(s) cannot be stored as events`, refused);
         let report;
         try {
           report = await runRuleTests({ text: stored.content, ruleId, version, fixtures: parsed.fixtures, adapter, targetName: target.name });

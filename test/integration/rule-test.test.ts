@@ -150,6 +150,7 @@ describe('POST /rules/test', () => {
     for (const [fixture, pointer] of [
       [JSON.stringify({ name: 'nul\u0000name', expect: 'match', event: { Image: 'C:\\x\\evil.exe', CommandLine: 'go' } }), '/body/fixtures/0/name'],
       [JSON.stringify({ name: 'lone', expect: 'match', event: { Image: 'C:\\x\\evil.exe', CommandLine: '\ud800' } }), '/body/fixtures/0/events/0/CommandLine'],
+      ['{"name":"huge","expect":"match","event":{"Image":"C:\\\\x\\\\evil.exe","CommandLine":"go","n":1e400}}', '/body/fixtures/0/events/0'],
     ] as const) {
       const res = await test([fixture]);
       expect(res.status).toBe(400);
