@@ -18,29 +18,34 @@ function problemOf(text: string): UnstorableText['reason'] | undefined {
 const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
- * The first string (key or value) in `value` that PostgreSQL cannot store, as a JSON pointer under
- * `root`. Walks with an explicit stack, so however deep the input nests, it cannot overflow.
+ * The first key or value in `value` (depth first, in order) for which `test` gives a reason, with
+ * its JSON pointer under `root`. Walks with an explicit stack, so however deep the input nests, it
+ * cannot overflow.
  */
-export function findUnstorableText(value: unknown, root = ''): UnstorableText | undefined {
+export function findInJson<R>(value: unknown, test: (v: unknown) => R | undefined, root = ''): { pointer: string; reason: R } | undefined {
   const stack: Array<[unknown, string]> = [[value, root]];
   while (stack.length > 0) {
     const [v, pointer] = stack.pop()!;
-    if (typeof v === 'string') {
-      const reason = problemOf(v);
-      if (reason) return { pointer, reason };
-    } else if (Array.isArray(v)) {
+    const reason = test(v);
+    if (reason !== undefined) return { pointer, reason };
+    if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${pointer}/${i}`]);
     } else if (v !== null && typeof v === 'object') {
       const entries = Object.entries(v);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [k, child] = entries[i]!;
-        const reason = problemOf(k);
-        if (reason) return { pointer: `${pointer}/${escapePointer(k)}`, reason };
+        const keyReason = test(k);
+        if (keyReason !== undefined) return { pointer: `${pointer}/${escapePointer(k)}`, reason: keyReason };
         stack.push([child, `${pointer}/${escapePointer(k)}`]);
       }
     }
   }
   return undefined;
+}
+
+/** The first string (key or value) in `value` that PostgreSQL cannot store, as a JSON pointer under `root`. */
+export function findUnstorableText(value: unknown, root = ''): UnstorableText | undefined {
+  return findInJson(value, (v) => (typeof v === 'string' ? problemOf(v) : undefined), root);
 }
 
 /** Text PostgreSQL can store: each U+0000 and each unpaired surrogate becomes U+FFFD. */

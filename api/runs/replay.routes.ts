@@ -18,7 +18,7 @@ import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
 import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
+import { admitRun, settleEndedRunById } from './run-slots';
 
 const DAY_MS = 86_400_000;
 /** How long a GET waits for a running replay to answer its progress query before reporting none. */
@@ -36,8 +36,6 @@ export function replayRoutes(deps: ApiDeps) {
       .innerJoin(targets, eq(targets.id, replays.targetId))
       .where(and(eq(replays.id, id), eq(replays.tenantId, tenantId)));
     if (!row) return undefined;
-    // A run read while running may have ended without recording (see run-slots.ts): read it again once settled.
-    if (withProgress && row.r.status === 'running' && (await settleEndedRun(db, temporal.client, replays, row.r))) return replayView(id, tenantId, false);
     const r = row.r;
     let progress: ReplayProgress | null = null;
     if (withProgress && r.status === 'running') {
@@ -184,8 +182,8 @@ export function replayRoutes(deps: ApiDeps) {
         404: { description: 'No such replay in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        // A run that ended unrecorded would otherwise hold a long poll for its whole wait.
-        if (query.wait > 0) await settleEndedRunById(db, temporal.client, replays, params.id, auth.tenantId);
+        // A run that ended without recording (see run-slots.ts) reads as it ended, and holds no long poll.
+        await settleEndedRunById(db, temporal.client, replays, params.id, auth.tenantId);
         const settled = await longPoll(() => replayView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No replay ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await replayView(params.id, auth.tenantId, true) : settled;
@@ -215,7 +213,8 @@ export function replayRoutes(deps: ApiDeps) {
           if (!(err instanceof WorkflowNotFoundError)) throw err;
           // It ended between the read and the request (its own record says how), or ended without
           // recording (see run-slots.ts): either way there is nothing left to cancel.
-          const ended = await replayView(params.id, auth.tenantId, true);
+          await settleEndedRunById(db, temporal.client, replays, params.id, auth.tenantId);
+          const ended = await replayView(params.id, auth.tenantId, false);
           if (ended && ended.status !== 'running') return { status: 200, body: ended };
         }
         return { status: 202, headers: { Location: view.links.self }, body: view };

@@ -33,7 +33,7 @@ export interface RunRow {
  * reason in `error`. Returns whether it changed the row. A row that has meanwhile been recorded
  * is left alone (the update only takes `running` rows).
  */
-export async function settleEndedRun(db: Db, client: Client, table: RunTable, row: RunRow, now: Date = new Date()): Promise<boolean> {
+async function settleEndedRun(db: Db, client: Client, table: RunTable, row: RunRow, now: Date = new Date()): Promise<boolean> {
   const ended = await unrecordedEnd(client, row.workflowId, row.createdAt, now);
   if (ended === undefined) return false;
   const error = `${ended}; its figures are lost`;

@@ -16,7 +16,7 @@ import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-at
 import { Shadow, ShadowBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
 import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRun, settleEndedRunById } from './run-slots';
+import { admitRun, settleEndedRunById } from './run-slots';
 
 /** Shadow evaluations are live; the longest one a request may start. */
 const MAX_SHADOW_DAYS = 30;
@@ -34,8 +34,6 @@ export function shadowRoutes(deps: ApiDeps) {
       .innerJoin(targets, eq(targets.id, shadowRuns.targetId))
       .where(and(eq(shadowRuns.id, id), eq(shadowRuns.tenantId, tenantId)));
     if (!row) return undefined;
-    // A run read while running may have ended without recording (see run-slots.ts): read it again once settled.
-    if (withProgress && row.s.status === 'running' && (await settleEndedRun(db, temporal.client, shadowRuns, row.s))) return shadowView(id, tenantId, false);
     const s = row.s;
     let progress: ShadowProgress | null = null;
     if (withProgress && s.status === 'running') {
@@ -167,8 +165,8 @@ export function shadowRoutes(deps: ApiDeps) {
         404: { description: 'No such shadow evaluation in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        // A run that ended unrecorded would otherwise hold a long poll for its whole wait.
-        if (query.wait > 0) await settleEndedRunById(db, temporal.client, shadowRuns, params.id, auth.tenantId);
+        // A run that ended without recording (see run-slots.ts) reads as it ended, and holds no long poll.
+        await settleEndedRunById(db, temporal.client, shadowRuns, params.id, auth.tenantId);
         const settled = await longPoll(() => shadowView(params.id, auth.tenantId, false), (v) => v.status !== 'running', query.wait, () => req.socket.destroyed);
         if (!settled) throw notFound(`No shadow evaluation ${params.id} in this tenant`);
         const view = settled.status === 'running' ? await shadowView(params.id, auth.tenantId, true) : settled;
@@ -198,7 +196,8 @@ export function shadowRoutes(deps: ApiDeps) {
           if (!(err instanceof WorkflowNotFoundError)) throw err;
           // It ended between the read and the request (its own record says how), or ended without
           // recording (see run-slots.ts): either way there is nothing left to stop.
-          const ended = await shadowView(params.id, auth.tenantId, true);
+          await settleEndedRunById(db, temporal.client, shadowRuns, params.id, auth.tenantId);
+          const ended = await shadowView(params.id, auth.tenantId, false);
           if (ended && ended.status !== 'running') return { status: 200, body: ended };
         }
         return { status: 202, headers: { Location: view.links.self }, body: view };

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { findUnstorableText } from '../../db/storable-text';
+import { findInJson, findUnstorableText } from '../../db/storable-text';
 
 /** Where a batch of events comes from. Line numbers in errors are 1-based in every case. */
 export type IngestSource =
@@ -120,13 +120,8 @@ function unstorableError(value: unknown): string | undefined {
  * JSON.stringify would silently turn into null: such an event is refused rather than altered.
  */
 function nonFiniteNumberAt(value: unknown): string | undefined {
-  const stack: Array<[unknown, string]> = [[value, '']];
-  while (stack.length > 0) {
-    const [v, pointer] = stack.pop()!;
-    if (typeof v === 'number' && !Number.isFinite(v)) return pointer || '/';
-    if (v !== null && typeof v === 'object') for (const [k, child] of Object.entries(v)) stack.push([child, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
-  }
-  return undefined;
+  const found = findInJson(value, (v) => (typeof v === 'number' && !Number.isFinite(v) ? true : undefined));
+  return found ? found.pointer || '/' : undefined;
 }
 
 export function checkValue(value: unknown): CandidateCheck {
