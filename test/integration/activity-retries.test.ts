@@ -23,6 +23,9 @@ describe('activities repeated or late', () => {
       const started = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: RULE_ID, target: 'local', approval_required: false } });
       expect(started.status).toBe(202);
       expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
+      // The run sets up the detection schedule after activation: finished, so the next deploy's
+      // removal of this version's schedule cannot race its creation.
+      await svc.client.workflow.getHandle(started.body.workflow_id).result();
       return started.body.id as string;
     };
     v1 = await deploy(1);
