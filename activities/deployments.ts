@@ -6,6 +6,7 @@ import { compileRuleForTarget } from './rule-compilation';
 import { withHeartbeat } from './heartbeat';
 import { sameRuleOnTarget } from './deployment-scope';
 import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
+import { FailureType } from '../domain/contracts';
 
 export type DeploymentPlan = {
   deploymentId: string;
@@ -72,7 +73,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
         ),
       )
       .where(eq(deployments.id, deploymentId));
-    if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, 'DeploymentNotFound');
+    if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, FailureType.DeploymentNotFound);
     return {
       deploymentId,
       tenantId: row.tenantId,
@@ -141,7 +142,7 @@ export function createDeploymentActivities({ db, siem }: { db: Db; siem: SiemAda
       const storeCursor = await siem.localStore.latestCursor();
       return db.transaction(async (tx) => {
         const [me] = await tx.select().from(deployments).where(eq(deployments.id, deploymentId)).for('update');
-        if (!me) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} does not exist`, 'DeploymentNotFound');
+        if (!me) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} does not exist`, FailureType.DeploymentNotFound);
         const previous = await tx
           .select({ id: deployments.id, cursor: deployments.detectionCursor })
           .from(deployments)

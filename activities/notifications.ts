@@ -5,6 +5,7 @@ import type { Db } from '../db/client';
 import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../db/schema';
 import type { SecretBox } from '../config/secret-box';
 import { buildWebhookBody, signWebhook } from './webhook-message';
+import { FailureType } from '../domain/contracts';
 
 export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date };
 
@@ -47,12 +48,12 @@ export function createNotificationActivities({ db, secrets, fetchImpl = fetch, n
      */
     async deliverWebhook({ deliveryId }: { deliveryId: string }): Promise<{ statusCode: number; attempts: number }> {
       const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
-      if (!delivery) throw ApplicationFailure.nonRetryable(`No webhook delivery ${deliveryId}`, 'DeliveryNotFound');
+      if (!delivery) throw ApplicationFailure.nonRetryable(`No webhook delivery ${deliveryId}`, FailureType.DeliveryNotFound);
       if (delivery.status === 'delivered') return { statusCode: delivery.lastStatusCode ?? 200, attempts: delivery.attempts };
       const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, delivery.tenantId));
       if (!settings) {
         await db.update(webhookDeliveries).set({ status: 'failed', lastError: 'the webhook was removed' }).where(eq(webhookDeliveries.id, deliveryId));
-        throw ApplicationFailure.nonRetryable('The webhook was removed before delivery', 'WebhookRemoved');
+        throw ApplicationFailure.nonRetryable('The webhook was removed before delivery', FailureType.WebhookRemoved);
       }
       const [{ attempt }] = (await db
         .update(webhookDeliveries)
@@ -97,7 +98,7 @@ export function createNotificationActivities({ db, secrets, fetchImpl = fetch, n
           ...(error === null ? { status: 'delivered' as const, deliveredAt: sql`now()` } : {}),
         })
         .where(eq(webhookDeliveries.id, deliveryId));
-      if (error !== null) throw ApplicationFailure.retryable(`Webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`, 'WebhookDeliveryFailed');
+      if (error !== null) throw ApplicationFailure.retryable(`Webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`, FailureType.WebhookDeliveryFailed);
       return { statusCode: statusCode!, attempts: attempt };
     },
 

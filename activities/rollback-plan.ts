@@ -3,8 +3,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { and, desc, eq, inArray, ne } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets, type Deployment } from '../db/schema';
-import { rollbackWorkflowId, type RollbackInput } from '../workflows/rollback';
+import type { RollbackInput } from '../workflows/rollback';
 import { sameRuleOnTarget } from './deployment-scope';
+import { FailureType, workflowIds } from '../domain/contracts';
 
 /**
  * What a Rollback run is given, decided the same way whether a person asked for it (the API) or a
@@ -90,9 +91,9 @@ export function createRollbackPlanActivities({ db }: { db: Db }) {
      */
     async planBudgetRollback({ deploymentId, reason }: { deploymentId: string; reason: string }): Promise<{ workflowId: string; input: RollbackInput } | null> {
       const [row] = await db.select({ d: deployments, targetName: targets.name }).from(deployments).innerJoin(targets, eq(targets.id, deployments.targetId)).where(eq(deployments.id, deploymentId));
-      if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, 'DeploymentNotFound');
+      if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, FailureType.DeploymentNotFound);
       if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(row.d.status)) return null;
-      const workflowId = rollbackWorkflowId(row.d.tenantId, row.d.ruleId, row.targetName, `noise-budget-${deploymentId}`);
+      const workflowId = workflowIds.rollback(row.d.tenantId, row.d.ruleId, row.targetName, `noise-budget-${deploymentId}`);
       const toVersion = await versionBefore(db, row.d);
       // The restored version keeps the budget but only suppresses beyond it: a policy that rolled
       // back once must not walk the rule back through every earlier version by itself.

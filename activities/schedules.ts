@@ -3,12 +3,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
-import { KIND, RULE_ID, TARGET, TENANT } from '../workflows/search-attributes';
+import { KIND, RULE_ID, TARGET, TENANT, FailureType, workflowIds } from '../domain/contracts';
 import { isoDurationToMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
-export const RETENTION_SCHEDULE_ID = 'retention/daily';
+const RETENTION_SCHEDULE_ID = workflowIds.retentionSchedule;
 
 /** The daily retention pass; created once per Temporal namespace, harmless to call again. */
 export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<void> {
@@ -24,9 +24,8 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
   }
 }
 
-export function detectionScheduleId(tenantId: string, deploymentId: string): string {
-  return `detect/${tenantId}/${deploymentId}`;
-}
+/** @deprecated read `workflowIds.detectionSchedule` from the contracts (kept while callers move). */
+export const detectionScheduleId = workflowIds.detectionSchedule;
 
 /** An ISO 8601 duration (`P7D`, `PT5M`) in milliseconds; the API validated it when it was stored. */
 export function isoDurationMs(text: string): number {
@@ -47,7 +46,7 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
         .from(deployments)
         .innerJoin(targets, eq(targets.id, deployments.targetId))
         .where(eq(deployments.id, deploymentId));
-      if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, 'DeploymentNotFound');
+      if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, FailureType.DeploymentNotFound);
       if (row.kind !== 'local') return null;
       // Superseded or rolled back since it was activated (a newer deploy won the race): a schedule
       // now would run for ever on a deployment that never detects again.

@@ -12,6 +12,29 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import {
+  ALERT_STATUSES,
+  APPROVAL_STATUSES,
+  DEPLOYMENT_STATUSES,
+  DISPOSITIONS,
+  RUN_STATUSES,
+  type NoiseBudgetPolicy,
+} from '../domain/contracts';
+
+// Until every importer reads the statuses from the contracts module.
+export {
+  ALERT_STATUSES,
+  APPROVAL_STATUSES,
+  DEPLOYMENT_STATUSES,
+  DISPOSITIONS,
+  FINAL_DEPLOYMENT_STATUSES,
+  LIVE_DEPLOYMENT_STATUSES,
+  ON_EXCEED_POLICIES,
+  RUN_STATUSES,
+  type DeploymentStatus,
+  type NoiseBudgetPolicy,
+  type RunStatus,
+} from '../domain/contracts';
 
 /**
  * The records people query. Temporal holds the state of every run; these tables hold what the API
@@ -131,32 +154,6 @@ export const ruleVersions = pgTable(
   ],
 );
 
-export const DEPLOYMENT_STATUSES = [
-  'pending_approval',
-  'deploying',
-  'active',
-  'superseded',
-  'rolled_back',
-  'rejected',
-  'changes_requested',
-  'expired',
-  'failed',
-  'demoted',
-] as const;
-export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
-
-/**
- * The states in which a rule is on its target: `active` alerts; `demoted` (its noise budget was
- * exceeded under `on_exceed: demote`) keeps running in shadow, raising no alert, until promoted.
- */
-export const LIVE_DEPLOYMENT_STATUSES = ['active', 'demoted'] as const satisfies readonly DeploymentStatus[];
-
-/** Terminal states: a deployment in one never changes again, and nothing of it runs any more. */
-export const FINAL_DEPLOYMENT_STATUSES = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'] as const satisfies readonly DeploymentStatus[];
-
-/** What happens when scheduled detection goes over the budget of a UTC day. */
-export const ON_EXCEED_POLICIES = ['suppress', 'demote', 'rollback'] as const;
-export type NoiseBudgetPolicy = { max_alerts_per_day: number; on_exceed?: (typeof ON_EXCEED_POLICIES)[number] };
 
 /** The last demotion of a deployment and, once a person promoted it back, who did and when. */
 export type Demotion = {
@@ -204,7 +201,6 @@ export const deployments = pgTable(
 
 export type Deployment = typeof deployments.$inferSelect;
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested', 'expired', 'cancelled'] as const;
 
 export const approvals = pgTable(
   'approvals',
@@ -351,8 +347,6 @@ export const webhookAttempts = pgTable(
   (t) => [index('webhook_attempts_delivery').on(t.deliveryId)],
 );
 
-export const ALERT_STATUSES = ['open', 'acknowledged', 'closed', 'suppressed'] as const;
-export const DISPOSITIONS = ['true_positive', 'false_positive', 'benign', 'duplicate'] as const;
 
 /** Alerts raised by scheduled detection; one per matched event per deployment, never twice. */
 export const alerts = pgTable(
@@ -446,8 +440,6 @@ export const ruleTestRuns = pgTable(
   (t) => [index('rule_test_runs_rule').on(t.tenantId, t.ruleId, t.createdAt)],
 );
 
-export const RUN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /**
  * Replays (POST /rules/replay): a rule over a past window of a target's data. The rule text is kept

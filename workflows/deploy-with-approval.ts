@@ -18,7 +18,7 @@ import type { ImpactSummary } from '../activities/impact';
 import type { ScheduleActivities } from '../activities/schedules';
 import type { DeploymentStatus, NoiseBudgetPolicy } from '../db/schema';
 import { notifyInBackground } from './notify';
-import { STATUS } from './search-attributes';
+import { STATUS, FailureType } from '../domain/contracts';
 
 export type DeploymentRef = { deploymentId: string; targetId: string; targetName: string };
 
@@ -60,7 +60,7 @@ const DECISION_RECORDED_FIRST = 'decision-recorded-first';
 const retry = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 } as const;
 const options: ActivityOptions = {
   startToCloseTimeout: '1 minute',
-  retry: { ...retry, nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
+  retry: { ...retry, nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind] },
 };
 const activities = proxyActivities<DeploymentActivities & ApprovalActivities>(options);
 /**
@@ -70,7 +70,7 @@ const activities = proxyActivities<DeploymentActivities & ApprovalActivities>(op
  */
 const scheduleActivities = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['DeploymentNotFound'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [FailureType.DeploymentNotFound] },
 });
 /**
  * The adapter deploy heartbeats: when the worker running it dies, another worker retries it after
@@ -132,10 +132,10 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
       {
         // Runs before anything is recorded: a refused decision leaves no trace in history or database.
         validator: (decision) => {
-          if (approval.status !== 'pending') throw ApplicationFailure.create({ type: 'AlreadyDecided', message: `This approval is already ${approval.status}` });
-          if (deciding) throw ApplicationFailure.create({ type: 'AlreadyDecided', message: 'Another decision on this approval is being recorded' });
+          if (approval.status !== 'pending') throw ApplicationFailure.create({ type: FailureType.AlreadyDecided, message: `This approval is already ${approval.status}` });
+          if (deciding) throw ApplicationFailure.create({ type: FailureType.AlreadyDecided, message: 'Another decision on this approval is being recorded' });
           if (requestedBy !== null && decision.decidedBy === requestedBy) {
-            throw ApplicationFailure.create({ type: 'SelfApproval', message: 'The token that requested a change may not decide it' });
+            throw ApplicationFailure.create({ type: FailureType.SelfApproval, message: 'The token that requested a change may not decide it' });
           }
         },
       },

@@ -4,10 +4,11 @@ import type { DetectionActivities, DetectionOutcome } from '../activities/detect
 import type { RollbackPlanActivities } from '../activities/rollback-plan';
 import { notifyInBackground } from './notify';
 import { Rollback, rollbackSearchAttributes } from './rollback';
+import { FailureType } from '../domain/contracts';
 
 const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities & RollbackPlanActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['DeploymentNotFound', 'DetectionQueryFailed', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.DetectionQueryFailed, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind] },
 });
 
 /**

@@ -1,7 +1,7 @@
 import { ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
-import { KIND, TENANT } from './search-attributes';
+import { KIND, TENANT, workflowIds, FailureType } from '../domain/contracts';
 
 export type NotifyInput = { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> };
 export type NotifyResult = { deliveryId: string | null; delivered: boolean; attempts: number; error: string | null };
@@ -19,7 +19,7 @@ const delivery = proxyActivities<NotificationActivities>({
     backoffCoefficient: 2,
     maximumInterval: '5 minutes',
     maximumAttempts: 20,
-    nonRetryableErrorTypes: ['DeliveryNotFound', 'WebhookRemoved'],
+    nonRetryableErrorTypes: [FailureType.DeliveryNotFound, FailureType.WebhookRemoved],
   },
 });
 
@@ -46,7 +46,7 @@ export async function notifyInBackground(input: Omit<NotifyInput, 'sourceKey'> &
   const { workflowId } = workflowInfo();
   const sourceKey = `${workflowId}#${input.step}`;
   await startChild(Notify, {
-    workflowId: `notify/${input.tenantId}/${input.event}/${workflowId}/${input.step}`,
+    workflowId: workflowIds.notify(input.tenantId, input.event, workflowId, input.step),
     args: [{ tenantId: input.tenantId, event: input.event, sourceKey, data: input.data }],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: [

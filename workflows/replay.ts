@@ -1,6 +1,6 @@
 import { ActivityFailure, CancellationScope, defineQuery, isCancellation, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChunkFigures, NoiseEstimate, ReplayActivities } from '../activities/replay';
-import { STATUS } from './search-attributes';
+import { STATUS, FailureType } from '../domain/contracts';
 import { notifyInBackground } from './notify';
 
 // Replay and shadow are registered together (workflows/index.ts): both are rule runs over target data.
@@ -27,7 +27,7 @@ export type ReplayProgress = {
 
 export const replayProgressQuery = defineQuery<ReplayProgress>('replayProgress');
 
-const PERMANENT = ['ReplayNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'];
+const PERMANENT = [FailureType.ReplayNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind];
 
 const bookkeeping = proxyActivities<ReplayActivities>({
   startToCloseTimeout: '1 minute',
@@ -39,7 +39,7 @@ const bookkeeping = proxyActivities<ReplayActivities>({
 const counting = proxyActivities<ReplayActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 8, nonRetryableErrorTypes: [...PERMANENT, 'EventStoreQueryError'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 8, nonRetryableErrorTypes: [...PERMANENT, FailureType.EventStoreQueryError] },
 });
 
 /**

@@ -2,7 +2,7 @@ import { ActivityFailure, log, proxyActivities, upsertSearchAttributes } from '@
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
 import { notifyInBackground } from './notify';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from './search-attributes';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, FailureType } from '../domain/contracts';
 
 export type RollbackInput = {
   tenantId: string;
@@ -18,10 +18,6 @@ export type RollbackInput = {
 
 export type RollbackResult = { status: 'completed' | 'failed'; restored_version: number | null; removed: boolean; error: string | null };
 
-/** Rollback runs are keyed per rule and target by who asked: an idempotency key, a request, a noise budget. */
-export function rollbackWorkflowId(tenantId: string, ruleId: string, targetName: string, key: string): string {
-  return `rollback/${tenantId}/${ruleId}/${targetName}/${key}`;
-}
 
 export function rollbackSearchAttributes(input: { tenantId: string; ruleId: string; targetName: string }) {
   return [
@@ -35,7 +31,7 @@ export function rollbackSearchAttributes(input: { tenantId: string; ruleId: stri
 
 const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['DeploymentNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind'] },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind] },
 });
 
 /**

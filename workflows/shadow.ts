@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { ReplayActivities } from '../activities/replay';
 import type { ShadowSlice, ShadowState } from '../activities/shadow';
-import { STATUS } from './search-attributes';
+import { STATUS, FailureType } from '../domain/contracts';
 import { notifyInBackground } from './notify';
 
 export type ShadowInput = {
@@ -41,7 +41,7 @@ const activities = proxyActivities<ReplayActivities>({
     initialInterval: '1 second',
     maximumInterval: '20 seconds',
     maximumAttempts: 8,
-    nonRetryableErrorTypes: ['ShadowNotFound', 'RuleDoesNotCompile', 'UnsupportedTargetKind', 'EventStoreQueryError'],
+    nonRetryableErrorTypes: [FailureType.ShadowNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind, FailureType.EventStoreQueryError],
   },
 });
 

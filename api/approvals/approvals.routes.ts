@@ -17,6 +17,7 @@ import { longPoll } from '../http/long-poll';
 import { isoDurationMs } from '../../activities/schedules';
 import { decideUpdate } from '../../workflows/deploy-with-approval';
 import { settleAbandonedChange } from '../deployments/abandoned-change';
+import { FailureType } from '../../domain/contracts';
 
 const SubmitApprovalBody = openapi(
   z
@@ -214,8 +215,8 @@ export function approvalRoutes(deps: ApiDeps) {
             .executeUpdate(decideUpdate, { args: [{ decision: body.decision, comment: body.comment ?? null, decidedBy: auth.tokenId }] });
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
-            if (err.cause.type === 'SelfApproval') throw insufficientScope(err.cause.message);
-            if (err.cause.type === 'AlreadyDecided') throw conflict(err.cause.message);
+            if (err.cause.type === FailureType.SelfApproval) throw insufficientScope(err.cause.message);
+            if (err.cause.type === FailureType.AlreadyDecided) throw conflict(err.cause.message);
           }
           // The run could not record the decision (its database did not answer): nothing was decided.
           if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ActivityFailure) {

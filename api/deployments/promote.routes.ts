@@ -6,7 +6,7 @@ import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/pr
 import { mayUseEnvironment } from '../auth/authenticate';
 import { UuidParams } from '../settings/schemas';
 import { Notify } from '../../workflows/notify';
-import { KIND, TENANT } from '../../workflows/search-attributes';
+import { KIND, TENANT, workflowIds } from '../../domain/contracts';
 import { deploymentViewer } from './deployment-view';
 import { Deployment, PromoteBody } from './schemas';
 
@@ -52,7 +52,7 @@ export function promoteRoutes(deps: ApiDeps) {
           .returning({ id: deployments.id });
         if (updated.length === 0) throw conflict(`Deployment ${params.id} changed while it was being promoted; read it again`);
 
-        const workflowId = `notify/${auth.tenantId}/deployment.promoted/${params.id}/${promotedAt.getTime()}`;
+        const workflowId = workflowIds.notify(auth.tenantId, 'deployment.promoted', params.id, String(promotedAt.getTime()));
         await deps.temporal.client.workflow.start(Notify, {
           workflowId,
           taskQueue: deps.temporal.taskQueue,

@@ -10,7 +10,8 @@ import { openapi } from '../http/zod-openapi';
 import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/problem';
 import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
 import { mayUseEnvironment } from '../auth/authenticate';
-import { Rollback, rollbackSearchAttributes, rollbackWorkflowId } from '../../workflows/rollback';
+import { Rollback, rollbackSearchAttributes } from '../../workflows/rollback';
+import { workflowIds } from '../../domain/contracts';
 import { prepareRollback, versionBefore } from '../../activities/rollback-plan';
 import { IdempotencyHeaders } from './schemas';
 
@@ -83,7 +84,7 @@ export function rollbackRoutes(deps: ApiDeps) {
 
         const key = idempotencyKeyOf(req);
         const id = key ? await claimIdempotencyKey(db, auth.tenantId, 'rollback', key, body) : crypto.randomUUID();
-        const workflowId = rollbackWorkflowId(auth.tenantId, ruleId, target.name, id);
+        const workflowId = workflowIds.rollback(auth.tenantId, ruleId, target.name, id);
         const input = await prepareRollback(db, { live, targetName: target.name, toVersion, restoreId: id, workflowId, requestedBy: auth.tokenId, reason: body.reason });
         const runId = await startOrJoin(deps.temporal.client, Rollback, {
           workflowId,

@@ -10,7 +10,7 @@ import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
 import { limitsOf } from '../limits/resource-limits';
 import { computeImpactSummary } from '../../activities/impact';
 import { DeployWithApproval, type DeployInput } from '../../workflows/deploy-with-approval';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -81,7 +81,7 @@ export async function submitChange(deps: ApiDeps, auth: AuthContext, change: Cha
   const changeId = change.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : crypto.randomUUID();
   const approvalId = change.approvalRequired ? changeId : null;
   const refs = chosen.map((t) => ({ deploymentId: approvalId ? deploymentIdFor(changeId, t.id) : changeId, targetId: t.id, targetName: t.name }));
-  const workflowId = approvalId ? `approval/${auth.tenantId}/${ruleId}/${approvalId}` : `deploy/${auth.tenantId}/${ruleId}/${chosen[0]!.name}/${changeId}`;
+  const workflowId = approvalId ? workflowIds.approval(auth.tenantId, ruleId, approvalId) : workflowIds.deploy(auth.tenantId, ruleId, chosen[0]!.name, changeId);
 
   await db.transaction(async (tx) => {
     await tx

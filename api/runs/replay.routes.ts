@@ -13,7 +13,7 @@ import { limitsOf } from '../limits/resource-limits';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
 import { Replay, replayProgressQuery, type ReplayInput, type ReplayProgress } from '../../workflows/replay';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
 import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
@@ -113,7 +113,7 @@ export function replayRoutes(deps: ApiDeps) {
         const rule = await resolveRunRule(db, deps.siem, auth, body, target.kind);
         const window = windowOf(body, limitsOf(auth).replayWindowDays, auth.tier);
         const replayId = key ? await claimIdempotencyKey(db, auth.tenantId, 'replay', key, body) : crypto.randomUUID();
-        const workflowId = `replay/${auth.tenantId}/${rule.ruleId}/${target.name}/${replayId}`;
+        const workflowId = workflowIds.replay(auth.tenantId, rule.ruleId, target.name, replayId);
 
         const [existing] = await db.select({ id: replays.id }).from(replays).where(and(eq(replays.id, replayId), eq(replays.tenantId, auth.tenantId)));
         if (!existing) {

@@ -12,7 +12,7 @@ import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
 import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInput, type ShadowProgress } from '../../workflows/shadow';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT } from '../../workflows/search-attributes';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
 import { Shadow, ShadowBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
 import { resolveRunRule, resolveRunTarget } from './run-request';
@@ -98,7 +98,7 @@ export function shadowRoutes(deps: ApiDeps) {
         if (intervalMs > durationMs) throw badRequest('The interval may not be longer than the duration', [{ pointer: '/body/interval', message: 'longer than duration' }]);
 
         const shadowId = key ? await claimIdempotencyKey(db, auth.tenantId, 'shadow', key, body) : crypto.randomUUID();
-        const workflowId = `shadow/${auth.tenantId}/${rule.ruleId}/${target.name}/${shadowId}`;
+        const workflowId = workflowIds.shadow(auth.tenantId, rule.ruleId, target.name, shadowId);
         const [existing] = await db.select({ id: shadowRuns.id }).from(shadowRuns).where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
         if (!existing) {
           await admitRun(db, temporal.client, auth, (tx) =>

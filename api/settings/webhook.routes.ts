@@ -9,7 +9,7 @@ import { openapi } from '../http/zod-openapi';
 import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
 import { ProblemSchema, badRequest, notFound } from '../http/problem';
 import { Notify } from '../../workflows/notify';
-import { KIND, TENANT } from '../../workflows/search-attributes';
+import { KIND, TENANT, workflowIds } from '../../domain/contracts';
 import { WorkflowStarted } from '../deployments/schemas';
 
 const NOTIFY_EVENTS = WEBHOOK_EVENTS.filter((e) => e !== 'webhook.test');
@@ -123,7 +123,7 @@ export function webhookRoutes(deps: ApiDeps) {
         const [row] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, auth.tenantId));
         if (!row) throw notFound('No webhook is configured for this tenant');
         const id = crypto.randomUUID();
-        const workflowId = `notify/${auth.tenantId}/webhook.test/${id}`;
+        const workflowId = workflowIds.notify(auth.tenantId, 'webhook.test', id);
         const handle = await deps.temporal.client.workflow.start(Notify, {
           workflowId,
           taskQueue: deps.temporal.taskQueue,

@@ -1,0 +1,107 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * The vocabulary every layer shares: statuses of the records, the ids runs are started under, the
+ * search attributes operators filter runs by, and the failure types that tell a permanent error
+ * from a transient one. Workflows import it, so it holds values only from the Temporal SDK.
+ */
+
+// ── Statuses ────────────────────────────────────────────────────────────────────────────────────
+
+export const DEPLOYMENT_STATUSES = [
+  'pending_approval',
+  'deploying',
+  'active',
+  'superseded',
+  'rolled_back',
+  'rejected',
+  'changes_requested',
+  'expired',
+  'failed',
+  'demoted',
+] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+/**
+ * The states in which a rule is on its target: `active` alerts; `demoted` (its noise budget was
+ * exceeded under `on_exceed: demote`) keeps running in shadow, raising no alert, until promoted.
+ */
+export const LIVE_DEPLOYMENT_STATUSES = ['active', 'demoted'] as const satisfies readonly DeploymentStatus[];
+
+/** Terminal states: a deployment in one never changes again, and nothing of it runs any more. */
+export const FINAL_DEPLOYMENT_STATUSES = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'] as const satisfies readonly DeploymentStatus[];
+
+/** What happens when scheduled detection goes over the budget of a UTC day. */
+export const ON_EXCEED_POLICIES = ['suppress', 'demote', 'rollback'] as const;
+export type NoiseBudgetPolicy = { max_alerts_per_day: number; on_exceed?: (typeof ON_EXCEED_POLICIES)[number] };
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested', 'expired', 'cancelled'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+
+export const ALERT_STATUSES = ['open', 'acknowledged', 'closed', 'suppressed'] as const;
+export const DISPOSITIONS = ['true_positive', 'false_positive', 'benign', 'duplicate'] as const;
+
+/** Replays and shadow evaluations. */
+export const RUN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+// ── Search attributes ───────────────────────────────────────────────────────────────────────────
+
+/**
+ * Every run carries these, so an operator can filter runs in the Temporal UI, e.g.
+ * `DetflowRuleId = "…" AND DetflowStatus = "pending_approval"`.
+ */
+export const TENANT = defineSearchAttributeKey('DetflowTenant', SearchAttributeType.KEYWORD);
+export const RULE_ID = defineSearchAttributeKey('DetflowRuleId', SearchAttributeType.KEYWORD);
+export const TARGET = defineSearchAttributeKey('DetflowTarget', SearchAttributeType.KEYWORD);
+export const KIND = defineSearchAttributeKey('DetflowKind', SearchAttributeType.KEYWORD);
+export const STATUS = defineSearchAttributeKey('DetflowStatus', SearchAttributeType.KEYWORD);
+
+export const ALL_SEARCH_ATTRIBUTES = [TENANT, RULE_ID, TARGET, KIND, STATUS] as const;
+
+/** The values of `DetflowKind`. */
+export type RunKind = 'deploy' | 'approval' | 'replay' | 'shadow' | 'rollback' | 'notify' | 'detect' | 'retention';
+
+// ── Workflow and schedule ids ───────────────────────────────────────────────────────────────────
+// Readable ids (`deploy/<tenant>/<rule>/<target>/<id>`): an operator finds a run by what it is about,
+// and an id derived from a stored key makes a retried start land on the same run.
+
+export const workflowIds = {
+  /** A change deployed without approval, to one target. */
+  deploy: (tenantId: string, ruleId: string, targetName: string, changeId: string) => `deploy/${tenantId}/${ruleId}/${targetName}/${changeId}`,
+  /** A change waiting for a reviewer, to one or more targets. */
+  approval: (tenantId: string, ruleId: string, approvalId: string) => `approval/${tenantId}/${ruleId}/${approvalId}`,
+  replay: (tenantId: string, ruleId: string, targetName: string, replayId: string) => `replay/${tenantId}/${ruleId}/${targetName}/${replayId}`,
+  shadow: (tenantId: string, ruleId: string, targetName: string, shadowId: string) => `shadow/${tenantId}/${ruleId}/${targetName}/${shadowId}`,
+  /** Rollback runs are keyed per rule and target by who asked: an idempotency key, a request, a noise budget. */
+  rollback: (tenantId: string, ruleId: string, targetName: string, key: string) => `rollback/${tenantId}/${ruleId}/${targetName}/${key}`,
+  /** One notification, keyed by what caused it so it is sent once. */
+  notify: (tenantId: string, event: string, ...key: string[]) => [`notify/${tenantId}/${event}`, ...key].join('/'),
+  /** The schedule (and the id of each run it starts) of a deployment's scheduled detection. */
+  detectionSchedule: (tenantId: string, deploymentId: string) => `detect/${tenantId}/${deploymentId}`,
+  retentionSchedule: 'retention/daily',
+} as const;
+
+// ── Failure types ───────────────────────────────────────────────────────────────────────────────
+
+/**
+ * `ApplicationFailure` types. Activities throw the permanent ones as non-retryable; workflows list
+ * them in their retry policies; the API turns the decision ones into answers.
+ */
+export const FailureType = {
+  RuleDoesNotCompile: 'RuleDoesNotCompile',
+  UnsupportedTargetKind: 'UnsupportedTargetKind',
+  DeploymentNotFound: 'DeploymentNotFound',
+  ReplayNotFound: 'ReplayNotFound',
+  ShadowNotFound: 'ShadowNotFound',
+  DeliveryNotFound: 'DeliveryNotFound',
+  WebhookRemoved: 'WebhookRemoved',
+  WebhookDeliveryFailed: 'WebhookDeliveryFailed',
+  DetectionQueryFailed: 'DetectionQueryFailed',
+  /** Thrown by the local event store's query layer (its error class's name). */
+  EventStoreQueryError: 'EventStoreQueryError',
+  /** Decisions refused by a deploy run's update handler. */
+  AlreadyDecided: 'AlreadyDecided',
+  SelfApproval: 'SelfApproval',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
