@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { approvals, deployments, type DeploymentStatus, type NoiseBudgetPolicy } from '../db/schema';
 import type { SiemAdapters } from '../siem/adapters';
-import { computeImpactSummary, type ImpactSummary } from './impact';
+import { computeImpactSummary, type ImpactSummary } from '../domain/changes/impact-summary';
 import { withHeartbeat } from './heartbeat';
 
 export type Decision = 'approve' | 'reject' | 'request_changes';

@@ -2,9 +2,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
-import { compileRuleForTarget } from './rule-compilation';
+import { compileRuleForTarget } from '../domain/rules/rule-compilation';
 import { withHeartbeat } from './heartbeat';
-import { sameRuleOnTarget } from './deployment-scope';
+import { sameRuleOnTarget } from '../domain/changes/deployment-scope';
 import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../db/schema';
 import { FailureType } from '../domain/contracts';
 

@@ -5,8 +5,8 @@ import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVers
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { detectionScheduleId, type TemporalDeps } from './schedules';
 import type { SiemAdapters } from '../siem/adapters';
-import { compileRuleForTarget } from './rule-compilation';
-import { storableJson } from '../db/storable-text';
+import { compileRuleForTarget } from '../domain/rules/rule-compilation';
+import { storableJson } from '../lib/storable-text';
 
 /** Matched events handled per run; more wait for the next run (the cursor stops at the last one). */
 const MAX_EVENTS_PER_RUN = 5_000;

@@ -6,7 +6,7 @@ import { documentItems, parseRule } from '../sigma';
 import type { CompiledRule, DayCount } from '../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { withHeartbeat } from './heartbeat';
-import { compileRuleForTarget } from './rule-compilation';
+import { compileRuleForTarget } from '../domain/rules/rule-compilation';
 import { createShadowActivities } from './shadow';
 
 const DAY_MS = 86_400_000;

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
 import { KIND, RULE_ID, TARGET, TENANT, FailureType, workflowIds } from '../domain/contracts';
-import { isoDurationToMs } from '../config/iso-duration';
+import { isoDurationMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
@@ -28,11 +28,6 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
 export const detectionScheduleId = workflowIds.detectionSchedule;
 
 /** An ISO 8601 duration (`P7D`, `PT5M`) in milliseconds; the API validated it when it was stored. */
-export function isoDurationMs(text: string): number {
-  const ms = isoDurationToMs(text);
-  if (ms === undefined) throw new Error(`Not an ISO 8601 duration such as P7D or PT5M: ${text}`);
-  return ms;
-}
 
 /**
  * Scheduled detection runs as one Temporal Schedule per active deployment on a local target, at the

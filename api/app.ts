@@ -4,7 +4,7 @@ import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder
 import { parseRequest, expressPath, type RouteSpec } from './http/route';
 import { requestLog } from './http/request-log';
 import { identifyAndLimit, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
-import { insufficientScope } from './http/problem';
+import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
 import { TokenCache } from './auth/token-cache';
 import { createRequestCounter } from './limits/request-counter';

@@ -4,7 +4,7 @@ import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
-import { ensureBootstrap } from './settings/tenant-service';
+import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from './server';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Permission } from './auth/permissions';
+import type { Permission } from '../domain/tenants/permissions';
 import { defineRoute, type HttpMethod } from './http/route';
 import { ProblemSchema, notImplemented } from './http/problem';
 

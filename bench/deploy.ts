@@ -12,7 +12,7 @@ import { openDatabase, type Database } from '../db/client';
 import { approvals, deployments } from '../db/schema';
 import { SecretBox } from '../config/secret-box';
 import { openSiemAdapters } from '../siem/adapters';
-import { ensureBootstrap } from '../api/settings/tenant-service';
+import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from '../api/server';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
 import { createWorker } from '../worker/create-worker';

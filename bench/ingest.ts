@@ -38,7 +38,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { eventTimeFromText, timestampJson } from '../siem/local/event-time';
 import { extraKeyText, promotedExtraction, promotedItems } from '../siem/local/fields';
 import { eventsTableDdl } from '../siem/local/schema';
-import { ensureBootstrap } from '../api/settings/tenant-service';
+import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from '../api/server';
 import { connectClient } from '../worker/temporal-client';
 import { resolveTemporalCli } from '../worker/temporal-cli';

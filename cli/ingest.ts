@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { ApiError, type ApiClient } from './api-client';
 import { EXIT, UsageError, type Io } from './io';
 
@@ -21,7 +20,9 @@ type FileOutcome = { file: string; accepted: number; rejected: number; errors: L
 async function eventLines(file: string): Promise<string[]> {
   const ext = path.extname(file).toLowerCase();
   if (ext === '.parquet') {
-    // DuckDB reads Parquet natively; each row becomes one JSON object.
+    // DuckDB reads Parquet natively; each row becomes one JSON object. Loaded only for Parquet, so
+    // every other command starts without its native library.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:');
     const con = await instance.connect();
     try {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { lintForTarget, type LintReport } from '../api/rules/lint-service';
+import { lintForTarget, type LintReport } from '../sigma/lint/for-target';
 import type { TargetKind } from '../sigma';
 import { isContentRejection, type ApiClient } from './api-client';
 import { mapConcurrent } from './concurrency';

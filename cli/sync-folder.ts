@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { readRuleMetadata } from '../api/rules/rule-store';
+import { identityFieldOf, readRuleIdentity } from '../sigma/rule-identity';
+import { findUnstorableText } from '../lib/storable-text';
 import { UsageError } from './io';
 import { ruleFiles } from './rule-files';
 
@@ -29,15 +30,19 @@ export function readFolder(dir: string): Folder {
   const problems: FolderProblem[] = [];
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8');
-    try {
-      const meta = readRuleMetadata(text);
-      // The registry hashes the text it receives; the same hash here tells which stored version a file is.
-      rules.push({ file, ruleId: meta.ruleId, title: meta.title, text, sha256: crypto.createHash('sha256').update(text).digest('hex') });
-    } catch (err) {
-      const e = err as Error & { extras?: { errors?: Array<{ message: string }> } };
-      const details = e.extras?.errors?.map((d) => d.message).join('; ');
-      problems.push({ file, error: details ? `${e.message}: ${details}` : e.message });
+    const read = readRuleIdentity(text);
+    if (!read.ok) {
+      problems.push({ file, error: `${read.title}: ${read.details.join('; ')}` });
+      continue;
     }
+    // The registry refuses text its columns cannot hold; so does the plan.
+    const unstorable = findUnstorableText(read.identity);
+    if (unstorable) {
+      problems.push({ file, error: `The rule cannot be stored: its ${identityFieldOf(unstorable.pointer)} ${unstorable.reason}` });
+      continue;
+    }
+    // The registry hashes the text it receives; the same hash here tells which stored version a file is.
+    rules.push({ file, ruleId: read.identity.ruleId, title: read.identity.title, text, sha256: crypto.createHash('sha256').update(text).digest('hex') });
   }
 
   const byId = new Map<string, string[]>();

@@ -1,14 +1,13 @@
-import { LIVE_DEPLOYMENT_STATUSES } from '../db/schema';
 import { ApiError, type ApiClient } from './api-client';
 import { mapConcurrent } from './concurrency';
 import type { DeploymentView } from './wait';
 
 /**
- * The states in which a rule is on its target, the service's own list: `active` alerts, `demoted`
+ * The states in which a rule is on its target, as the API documents them: `active` alerts, `demoted`
  * runs in shadow until promoted. Either way the rule is deployed, so a sync neither creates it
  * again nor leaves it when the folder lacks it.
  */
-export const DEPLOYED_STATUSES: ReadonlySet<string> = new Set(LIVE_DEPLOYMENT_STATUSES);
+export const DEPLOYED_STATUSES: ReadonlySet<string> = new Set(['active', 'demoted']);
 /** A deployment on its way, which a sync must join rather than start a second time. */
 const IN_FLIGHT_STATUSES = ['pending_approval', 'deploying'] as const;
 

@@ -12,3 +12,10 @@ export function isoDurationToMs(text: string): number | undefined {
   const [w, d, h, min, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number];
   return ((((w * 7 + d) * 24 + h) * 60 + min) * 60 + s) * 1000;
 }
+
+/** The duration in milliseconds of a text already validated as one (a stored setting). */
+export function isoDurationMs(text: string): number {
+  const ms = isoDurationToMs(text);
+  if (ms === undefined) throw new Error(`Not an ISO 8601 duration such as P7D or PT5M: ${text}`);
+  return ms;
+}

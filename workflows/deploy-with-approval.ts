@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { ApprovalActivities, Decision } from '../activities/approvals';
 import type { DeploymentActivities } from '../activities/deployments';
-import type { ImpactSummary } from '../activities/impact';
+import type { ImpactSummary } from '../domain/changes/impact-summary';
 import type { ScheduleActivities } from '../activities/schedules';
 import type { DeploymentStatus, NoiseBudgetPolicy } from '../db/schema';
 import { notifyInBackground } from './notify';

@@ -5,7 +5,8 @@ import { ALERT_STATUSES, DISPOSITIONS, alerts, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
-import { ProblemSchema, notFound } from '../http/problem';
+import { ProblemSchema } from '../http/problem';
+import { notFound } from '../../domain/errors';
 import { UuidParams } from '../settings/schemas';
 
 const Alert = openapi(

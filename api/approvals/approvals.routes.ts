@@ -8,15 +8,16 @@ import { APPROVAL_STATUSES, approvals } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
-import { ProblemSchema, conflict, insufficientScope, notFound, serviceUnavailable } from '../http/problem';
+import { ProblemSchema } from '../http/problem';
+import { conflict, insufficientScope, notFound, unavailable } from '../../domain/errors';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, NoiseBudget, approvalExpiry } from '../deployments/schemas';
-import { submitChange } from '../deployments/submit-change';
+import { submitChange } from '../../domain/changes/submit-change';
 import { longPoll } from '../http/long-poll';
-import { isoDurationMs } from '../../activities/schedules';
+import { isoDurationMs } from '../../config/iso-duration';
 import { decideUpdate } from '../../workflows/deploy-with-approval';
-import { settleAbandonedChange } from '../deployments/abandoned-change';
+import { settleAbandonedChange } from '../../domain/changes/abandoned-change';
 import { FailureType } from '../../domain/contracts';
 
 const SubmitApprovalBody = openapi(
@@ -220,14 +221,14 @@ export function approvalRoutes(deps: ApiDeps) {
           }
           // The run could not record the decision (its database did not answer): nothing was decided.
           if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ActivityFailure) {
-            throw serviceUnavailable(`The decision could not be recorded (${err.cause.cause?.message ?? err.cause.message}); nothing was decided, retry`, 5);
+            throw unavailable(`The decision could not be recorded (${err.cause.cause?.message ?? err.cause.message}); nothing was decided, retry`, 5);
           }
           // The run ended (expired) between our read and the update.
           if (err instanceof WorkflowNotFoundError) throw conflict('This approval is no longer waiting for a decision');
           // The run did not take the decision in time (its worker is busy or down). The update may
           // still be applied: a retry then answers 409 and GET shows the decision.
           if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
-            throw serviceUnavailable('The approval run has not taken the decision yet; retry, or read the approval: a decision it took since shows there', 5);
+            throw unavailable('The approval run has not taken the decision yet; retry, or read the approval: a decision it took since shows there', 5);
           }
           throw err;
         }

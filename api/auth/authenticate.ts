@@ -2,31 +2,14 @@ import type { Request } from 'express';
 import type { Database } from '../../db/client';
 import type { TokenCache } from './token-cache';
 import type { Tier } from '../../config/env';
-import { PERMISSIONS, type Permission } from './permissions';
-import { displayPrefix, hashToken, isWellFormedToken, TOKEN_PREFIX } from './token-format';
+import { effectivePermissions, type Actor } from '../../domain/tenants/actor';
+import { displayPrefix, hashToken, isWellFormedToken, TOKEN_PREFIX } from '../../domain/tenants/token-format';
 
-export type AuthContext = {
-  tokenId: string;
-  tenantId: string;
-  tier: Tier;
-  permissions: ReadonlySet<Permission>;
-  /** Environment names the token may act on; null means every environment of its tenant. */
-  environments: readonly string[] | null;
-};
 
 export type Identity =
-  | { ok: true; auth: AuthContext; prefix: string }
+  | { ok: true; auth: Actor; prefix: string }
   | { ok: false; reason: string; prefix: string | null };
 
-// `admin` manages its tenant, so it can do everything inside it; `operator` (the service operator's
-// permission over all tenants) is never implied.
-const IMPLIED_BY_ADMIN: readonly Permission[] = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve'];
-
-export function effectivePermissions(granted: readonly string[]): Set<Permission> {
-  const set = new Set(granted.filter((p): p is Permission => (PERMISSIONS as readonly string[]).includes(p)));
-  if (set.has('admin')) for (const p of IMPLIED_BY_ADMIN) set.add(p);
-  return set;
-}
 
 /**
  * Reads the bearer token and resolves it to its tenant and scopes, or says why it cannot. Resolved
@@ -80,7 +63,3 @@ type TokenRow = {
   revoked_at: Date | string | null;
   tier: Tier;
 };
-
-export function mayUseEnvironment(auth: AuthContext, environment: string): boolean {
-  return auth.environments === null || auth.environments.includes(environment);
-}

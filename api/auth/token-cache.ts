@@ -1,6 +1,6 @@
-import type { AuthContext } from './authenticate';
+import type { Actor } from '../../domain/tenants/actor';
 
-export type CachedToken = { auth: AuthContext; expiresAt: number | null };
+export type CachedToken = { auth: Actor; expiresAt: number | null };
 
 /**
  * Resolved tokens for a short time, so most requests skip the token lookup and only bump their

@@ -2,16 +2,17 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
 import { deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
-import { ProblemSchema, notFound } from '../http/problem';
+import { ProblemSchema } from '../http/problem';
+import { notFound } from '../../domain/errors';
 import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
-import { isoDurationMs } from '../../activities/schedules';
-import { submitChange } from './submit-change';
+import { isoDurationMs } from '../../config/iso-duration';
+import { submitChange } from '../../domain/changes/submit-change';
 import { longPoll } from '../http/long-poll';
 import { deploymentViewer } from './deployment-view';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
-import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';
+import { IN_PROGRESS, settleAbandonedChange } from '../../domain/changes/abandoned-change';
 
 const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
 

@@ -2,17 +2,19 @@ import crypto from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ApiDeps } from '../context';
-import { startOrJoin } from '../http/start-workflow';
+import { startOrJoin } from '../../domain/runs/start-or-join';
 import { runLink } from '../context';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, rules, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { ProblemSchema, conflict, insufficientScope, notFound } from '../http/problem';
-import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
-import { mayUseEnvironment } from '../auth/authenticate';
+import { ProblemSchema } from '../http/problem';
+import { conflict, insufficientScope, notFound } from '../../domain/errors';
+import { idempotencyKeyOf } from '../http/idempotency';
+import { claimIdempotencyKey } from '../../domain/idempotency';
+import { mayUseEnvironment } from '../../domain/tenants/actor';
 import { Rollback, rollbackSearchAttributes } from '../../workflows/rollback';
 import { workflowIds } from '../../domain/contracts';
-import { prepareRollback, versionBefore } from '../../activities/rollback-plan';
+import { prepareRollback, versionBefore } from '../../domain/changes/rollback-plan';
 import { IdempotencyHeaders } from './schemas';
 
 const RollbackBody = openapi(

@@ -5,8 +5,9 @@ import type { ApiDeps } from '../context';
 import { targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { AppError, ProblemSchema, badRequest, conflict, insufficientScope, notFound, payloadTooLarge, unsupportedMediaType } from '../http/problem';
-import { mayUseEnvironment } from '../auth/authenticate';
+import { AppError, ProblemSchema, payloadTooLarge, unsupportedMediaType } from '../http/problem';
+import { conflict, insufficientScope, invalidRequest, notFound } from '../../domain/errors';
+import { mayUseEnvironment } from '../../domain/tenants/actor';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import type { IngestOptions } from '../../siem/local/event-store';
 
@@ -77,7 +78,7 @@ export function eventRoutes(deps: ApiDeps) {
         try {
             adapterFor(deps.siem, target.kind);
         } catch (err) {
-          if (err instanceof UnsupportedTargetKind) throw badRequest(err.message, [{ pointer: '/query/target', message: 'events can be sent to local targets only' }]);
+          if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/query/target', message: 'events can be sent to local targets only' }]);
           throw err;
         }
         if (!deps.siem.acceptsLocalEvents) {
@@ -89,7 +90,7 @@ export function eventRoutes(deps: ApiDeps) {
         for (const key of ['product', 'category', 'service'] as const) {
           const fixed = query[key];
           const from = query[`${key}_field`];
-          if (fixed !== undefined && from !== undefined) throw badRequest(`Give ${key} or ${key}_field, not both`, [{ pointer: `/query/${key}_field`, message: 'conflicts' }]);
+          if (fixed !== undefined && from !== undefined) throw invalidRequest(`Give ${key} or ${key}_field, not both`, [{ pointer: `/query/${key}_field`, message: 'conflicts' }]);
           if (fixed !== undefined) (logsource as Record<string, unknown>)[key] = fixed;
           if (from !== undefined) (logsource as Record<string, unknown>)[key] = { field: from };
         }
@@ -103,7 +104,7 @@ export function eventRoutes(deps: ApiDeps) {
           if (req.is('application/x-ndjson') || req.is('application/jsonl') || req.is('text/plain')) {
             result = await deps.siem.localStore.ingest(auth.tenantId, { kind: 'ndjson', input: req.pipe(byteLimit(deps.config.ingestLimitBytes)) }, options);
           } else if (req.is('application/json')) {
-            if (!Array.isArray(req.body)) throw badRequest('A JSON body must be an array of event objects', [{ pointer: '/body', message: 'not an array' }]);
+            if (!Array.isArray(req.body)) throw invalidRequest('A JSON body must be an array of event objects', [{ pointer: '/body', message: 'not an array' }]);
             result = await deps.siem.localStore.ingest(auth.tenantId, { kind: 'json-array', input: req.body as unknown[] }, options);
           } else {
             throw unsupportedMediaType('Send events as application/x-ndjson (one JSON object per line) or an application/json array');
@@ -115,7 +116,7 @@ export function eventRoutes(deps: ApiDeps) {
           throw err;
         }
         if (result.accepted === 0 && result.rejected > 0) {
-          throw badRequest(
+          throw invalidRequest(
             `No event was stored: all ${result.rejected} lines were rejected`,
             result.errors.slice(0, 100).map((e) => ({ pointer: `/body/line/${e.line}`, message: e.error })),
           );

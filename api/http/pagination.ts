@@ -1,8 +1,8 @@
 import { and, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { badRequest } from './problem';
-import { findUnstorableText } from '../../db/storable-text';
+import { invalidRequest } from '../../domain/errors';
+import { findUnstorableText } from '../../lib/storable-text';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,7 +16,7 @@ export function encodeCursor(value: string | number): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-const invalidCursor = () => badRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
+const invalidCursor = () => invalidRequest('The cursor is not one this API issued', [{ pointer: '/query/cursor', message: 'invalid cursor' }]);
 
 /** The instants this API keys lists by: a cursor's time must be one PostgreSQL can compare with. */
 function isCursorTime(d: Date): boolean {

@@ -2,28 +2,18 @@ import { ServiceError, isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client';
-import { identify, type AuthContext } from '../auth/authenticate';
+import { identify } from '../auth/authenticate';
+import { type Actor } from '../../domain/tenants/actor';
 import type { TokenCache } from '../auth/token-cache';
 import { auditSubject } from '../audit/audit-recorder';
 import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
-import {
-  AppError,
-  badRequest,
-  PROBLEM_BASE,
-  malformedJson,
-  notFound,
-  payloadTooLarge,
-  serviceUnavailable,
-  tooManyRequests,
-  unauthorized,
-  unsupportedMediaType,
-  type Problem,
-} from './problem';
+import { AppError, PROBLEM_BASE, problemOf, malformedJson, payloadTooLarge, tooManyRequests, unauthorized, unsupportedMediaType, type Problem } from './problem';
+import { Refusal, invalidRequest, notFound, unavailable } from '../../domain/errors';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    auth?: AuthContext;
+    auth?: Actor;
   }
 }
 
@@ -95,10 +85,11 @@ const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
 
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  if (err instanceof Refusal) return problemOf(err);
   // Temporal not answering is a temporary condition of ours, not a bug: 503 and when to retry.
   const grpc = err instanceof ServiceError ? err.cause : err;
   if (isGrpcServiceError(grpc) && TEMPORAL_UNAVAILABLE.has(grpc.code)) {
-    return serviceUnavailable(`The workflow service did not answer in time (${grpc.details || grpc.message}); retry later`, 5);
+    return problemOf(unavailable(`The workflow service did not answer in time (${grpc.details || grpc.message}); retry later`, 5));
   }
   const e = err as BodyParserError;
   switch (e?.type) {
@@ -113,7 +104,7 @@ function toAppError(err: unknown): AppError | undefined {
       return new AppError(400, 'request-aborted', 'Request aborted', 'The client closed the request before its body arrived');
   }
   // A path that is not valid percent-encoding ("/rules/%ZZ"): the router cannot decode it.
-  if (err instanceof URIError) return badRequest(`The request path is not valid percent-encoded UTF-8: ${err.message}`);
+  if (err instanceof URIError) return problemOf(invalidRequest(`The request path is not valid percent-encoded UTF-8: ${err.message}`));
   // Other client errors the parsers and router mark with a 4xx status (a body that does not
   // decompress, say): the client's to fix, never a 500.
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {

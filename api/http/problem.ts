@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { openapi } from './zod-openapi';
+import type { FieldError, Refusal, RefusalKind } from '../../domain/errors';
 
 /**
  * RFC 9457 problem details. Every error the API answers is one of these, written by one error
@@ -23,7 +24,6 @@ export const ProblemSchema = openapi(
   'Problem',
 );
 export type Problem = z.infer<typeof ProblemSchema>;
-export type FieldError = { pointer: string; message: string };
 
 export class AppError extends Error {
   override name = 'AppError';
@@ -38,17 +38,11 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]) =>
-  new AppError(400, 'invalid-request', 'Invalid request', detail, errors ? { errors } : {});
 export const malformedJson = (detail: string) => new AppError(400, 'malformed-json', 'Malformed JSON body', detail);
 export const unauthorized = (detail: string) =>
   new AppError(401, 'unauthorized', 'Authentication required', detail, {
     headers: { 'WWW-Authenticate': 'Bearer realm="detflow", error="invalid_token"' },
   });
-export const insufficientScope = (detail: string) => new AppError(403, 'insufficient-scope', 'Insufficient scope', detail);
-export const resourceLimit = (detail: string) => new AppError(403, 'resource-limit', 'Resource limit exceeded', detail);
-export const notFound = (detail: string) => new AppError(404, 'not-found', 'Not found', detail);
-export const conflict = (detail: string) => new AppError(409, 'conflict', 'Conflict', detail);
 export const payloadTooLarge = (detail: string) => new AppError(413, 'payload-too-large', 'Payload too large', detail);
 export const unsupportedMediaType = (detail: string) =>
   new AppError(415, 'unsupported-media-type', 'Unsupported media type', detail);
@@ -57,8 +51,26 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 export const notImplemented = (detail: string) => new AppError(501, 'not-implemented', 'Not implemented yet', detail);
-export const serviceUnavailable = (detail: string, retryAfterSeconds?: number) =>
-  new AppError(503, 'unavailable', 'Service unavailable', detail, retryAfterSeconds === undefined ? {} : { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+/** The status and title each kind of refusal answers with. */
+const REFUSALS: Record<RefusalKind, { status: number; title: string }> = {
+  'invalid-request': { status: 400, title: 'Invalid request' },
+  'insufficient-scope': { status: 403, title: 'Insufficient scope' },
+  'resource-limit': { status: 403, title: 'Resource limit exceeded' },
+  'not-found': { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  'idempotency-key-reused': { status: 409, title: 'Idempotency key reused' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+};
+
+/** A refusal of the domain as the problem the API answers. */
+export function problemOf(refusal: Refusal): AppError {
+  const { status, title } = REFUSALS[refusal.kind];
+  return new AppError(status, refusal.kind, title, refusal.message, {
+    ...(refusal.fields ? { errors: refusal.fields } : {}),
+    ...(refusal.retryAfterSeconds !== undefined ? { headers: { 'Retry-After': String(refusal.retryAfterSeconds) } } : {}),
+  });
+}
 
 /** Turns zod issues into JSON pointers under the part of the request they came from. */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[], root: 'body' | 'query' | 'params'): FieldError[] {

@@ -2,10 +2,11 @@ import type { Request, Response } from 'express';
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import './zod-openapi';
-import type { Permission } from '../auth/permissions';
-import type { AuthContext } from '../auth/authenticate';
-import { ProblemSchema, badRequest, fieldErrors } from './problem';
-import { findUnstorableText } from '../../db/storable-text';
+import type { Permission } from '../../domain/tenants/permissions';
+import { type Actor } from '../../domain/tenants/actor';
+import { ProblemSchema, fieldErrors } from './problem';
+import { invalidRequest } from '../../domain/errors';
+import { findUnstorableText } from '../../lib/storable-text';
 
 /**
  * One declaration per endpoint feeds both the Express router (validation, permission check) and the
@@ -23,7 +24,7 @@ export type HandlerInput<B, P, Q> = {
   body: B;
   params: P;
   query: Q;
-  auth: AuthContext;
+  auth: Actor;
   req: Request;
   res: Response;
 };
@@ -74,10 +75,10 @@ export function expressPath(openapiPath: string): string {
 function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, root: 'body' | 'query' | 'params'): T {
   if (!schema) return undefined as T;
   const unstorable = findUnstorableText(value, `/${root}`);
-  if (unstorable) throw badRequest('Text may not contain the NUL character (U+0000) or unpaired UTF-16 surrogates', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+  if (unstorable) throw invalidRequest('Text may not contain the NUL character (U+0000) or unpaired UTF-16 surrogates', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw badRequest(`The request ${root === 'body' ? 'body' : root === 'query' ? 'query string' : 'path'} is invalid`, fieldErrors(result.error.issues, root));
+    throw invalidRequest(`The request ${root === 'body' ? 'body' : root === 'query' ? 'query string' : 'path'} is invalid`, fieldErrors(result.error.issues, root));
   }
   return result.data;
 }

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import type { ApiDeps } from '../context';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { ProblemSchema, notFound } from '../http/problem';
-import { checkRuleSize } from '../limits/resource-limits';
-import { lintForTarget } from './lint-service';
+import { ProblemSchema } from '../http/problem';
+import { notFound } from '../../domain/errors';
+import { checkRuleSize } from '../../domain/tenants/resource-limits';
+import { lintForTarget } from '../../sigma/lint/for-target';
 import type { TargetKind } from '../../sigma';
 
 const LintBody = openapi(

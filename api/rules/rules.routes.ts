@@ -4,10 +4,11 @@ import type { ApiDeps } from '../context';
 import { ruleVersions, rules } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
-import { ProblemSchema, notFound } from '../http/problem';
-import { storeRuleVersion } from './rule-store';
-import { LatestRuleReader } from './latest-rule-reader';
-import { checkRuleSize, limitsOf } from '../limits/resource-limits';
+import { ProblemSchema } from '../http/problem';
+import { notFound } from '../../domain/errors';
+import { storeRuleVersion } from '../../domain/rules/rule-store';
+import { LatestRuleReader } from '../../domain/rules/latest-rule-reader';
+import { checkRuleSize, limitsOf } from '../../domain/tenants/resource-limits';
 import {
   DiffQuery,
   ListRulesQuery,

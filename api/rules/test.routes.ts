@@ -6,13 +6,14 @@ import { parseFixtures } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import { EventStoreQueryError } from '../../siem/local/duckdb';
 import { checkValue } from '../../siem/local/sources';
-import { findUnstorableText } from '../../db/storable-text';
+import { findUnstorableText } from '../../lib/storable-text';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
-import { ProblemSchema, badRequest, notFound, resourceLimit } from '../http/problem';
-import { limitsOf } from '../limits/resource-limits';
+import { ProblemSchema } from '../http/problem';
+import { invalidRequest, notFound, resourceLimit } from '../../domain/errors';
+import { limitsOf } from '../../domain/tenants/resource-limits';
 import { UuidParams } from '../settings/schemas';
-import { documentsOf, runRuleTests } from './test-service';
+import { documentsOf, runRuleTests } from '../../domain/rules/rule-tests';
 
 const TestBody = openapi(
   z
@@ -90,22 +91,22 @@ export function ruleTestRoutes(deps: ApiDeps) {
         try {
           adapter = adapterFor(deps.siem, target.kind);
         } catch (err) {
-          if (err instanceof UnsupportedTargetKind) throw badRequest(err.message, [{ pointer: '/body/target', message: 'tests run on local targets for now' }]);
+          if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/body/target', message: 'tests run on local targets for now' }]);
           throw err;
         }
         const { main } = documentsOf(stored.content, ruleId);
         const parsed = parseFixtures(body.fixtures, { ruleKind: main.kind === 'correlation' ? 'correlation' : 'rule' });
         if ('errors' in parsed) {
-          throw badRequest(`${parsed.errors.length} fixture(s) are not valid test documents`, parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })));
+          throw invalidRequest(`${parsed.errors.length} fixture(s) are not valid test documents`, parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })));
         }
         const unstorable = findUnstorableText(parsed.fixtures, '/body/fixtures');
-        if (unstorable) throw badRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+        if (unstorable) throw invalidRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
         // Each event as the store will take it (a number beyond a double's range, say, is refused).
         const refused = parsed.fixtures.flatMap((f, i) => f.events.flatMap((e, j) => {
           const c = checkValue(e);
           return c.ok ? [] : [{ pointer: `/body/fixtures/${i}/events/${j}`, message: c.error }];
         }));
-        if (refused.length > 0) throw badRequest(`${refused.length} fixture event(s) cannot be stored as events`, refused);
+        if (refused.length > 0) throw invalidRequest(`${refused.length} fixture event(s) cannot be stored as events`, refused);
         let report;
         try {
           report = await runRuleTests({ text: stored.content, ruleId, version, fixtures: parsed.fixtures, adapter, targetName: target.name });
@@ -113,7 +114,7 @@ export function ruleTestRoutes(deps: ApiDeps) {
           // The target's engine refused the compiled rule (a construct its regex dialect lacks, say):
           // the rule's problem, not the service's.
           if (err instanceof EventStoreQueryError) {
-            throw badRequest(`The ${target.kind} target cannot run this rule: ${err.message}`, [{ pointer: '/body/rule_id', message: 'does not run on the target' }]);
+            throw invalidRequest(`The ${target.kind} target cannot run this rule: ${err.message}`, [{ pointer: '/body/rule_id', message: 'does not run on the target' }]);
           }
           throw err;
         }

@@ -2,23 +2,24 @@ import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
-import { startOrJoin } from '../http/start-workflow';
+import { startOrJoin } from '../../domain/runs/start-or-join';
 import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { replays, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
-import { ProblemSchema, badRequest, resourceLimit } from '../http/problem';
-import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
-import { limitsOf } from '../limits/resource-limits';
+import { ProblemSchema } from '../http/problem';
+import { invalidRequest, notFound, resourceLimit } from '../../domain/errors';
+import { idempotencyKeyOf } from '../http/idempotency';
+import { claimIdempotencyKey } from '../../domain/idempotency';
+import { limitsOf } from '../../domain/tenants/resource-limits';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
 import { Replay, replayProgressQuery, type ReplayInput, type ReplayProgress } from '../../workflows/replay';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
-import { notFound } from '../http/problem';
 import { Replay as ReplaySchema, ReplayBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
-import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRunById } from './run-slots';
+import { resolveRunRule, resolveRunTarget } from '../../domain/runs/run-request';
+import { admitRun, settleEndedRunById } from '../../domain/runs/run-slots';
 
 const DAY_MS = 86_400_000;
 /** How long a GET waits for a running replay to answer its progress query before reporting none. */
@@ -75,17 +76,17 @@ export function replayRoutes(deps: ApiDeps) {
     let from: Date;
     let to: Date;
     if (body.lookback !== undefined) {
-      if (body.from !== undefined || body.to !== undefined) throw badRequest('Give from/to or lookback, not both', [{ pointer: '/body/lookback', message: 'conflicts with from/to' }]);
+      if (body.from !== undefined || body.to !== undefined) throw invalidRequest('Give from/to or lookback, not both', [{ pointer: '/body/lookback', message: 'conflicts with from/to' }]);
       to = at;
       from = new Date(at.getTime() - isoDurationToMs(body.lookback)!);
     } else {
       if (body.from === undefined || body.to === undefined) {
-        throw badRequest('A replay needs a window: from and to (RFC 3339), or lookback (ISO 8601 duration)', [{ pointer: body.from === undefined ? '/body/from' : '/body/to', message: 'required unless lookback is given' }]);
+        throw invalidRequest('A replay needs a window: from and to (RFC 3339), or lookback (ISO 8601 duration)', [{ pointer: body.from === undefined ? '/body/from' : '/body/to', message: 'required unless lookback is given' }]);
       }
       from = new Date(body.from);
       to = new Date(body.to);
-      if (from.getTime() >= to.getTime()) throw badRequest('from must be before to', [{ pointer: '/body/from', message: 'not before to' }]);
-      if (to.getTime() > at.getTime()) throw badRequest('A replay covers the past: to may not be in the future (use a shadow evaluation for live data)', [{ pointer: '/body/to', message: 'in the future' }]);
+      if (from.getTime() >= to.getTime()) throw invalidRequest('from must be before to', [{ pointer: '/body/from', message: 'not before to' }]);
+      if (to.getTime() > at.getTime()) throw invalidRequest('A replay covers the past: to may not be in the future (use a shadow evaluation for live data)', [{ pointer: '/body/to', message: 'in the future' }]);
     }
     const days = (to.getTime() - from.getTime()) / DAY_MS;
     if (days > tierDays) throw resourceLimit(`The window is ${Math.round(days * 100) / 100} days; the ${tier} tier replays up to ${tierDays} days`);

@@ -2,21 +2,23 @@ import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApiDeps } from '../context';
-import { startOrJoin } from '../http/start-workflow';
+import { startOrJoin } from '../../domain/runs/start-or-join';
 import { longPoll } from '../http/long-poll';
 import { runLink } from '../context';
 import { shadowRuns, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
-import { ProblemSchema, badRequest, notFound } from '../http/problem';
-import { claimIdempotencyKey, idempotencyKeyOf } from '../http/idempotency';
+import { ProblemSchema } from '../http/problem';
+import { invalidRequest, notFound } from '../../domain/errors';
+import { idempotencyKeyOf } from '../http/idempotency';
+import { claimIdempotencyKey } from '../../domain/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
 import { ShadowEvaluation, shadowProgressQuery, stopShadowSignal, type ShadowInput, type ShadowProgress } from '../../workflows/shadow';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
 import { Shadow, ShadowBody } from './schemas';
 import { isoDurationToMs } from '../../config/iso-duration';
-import { resolveRunRule, resolveRunTarget } from './run-request';
-import { admitRun, settleEndedRunById } from './run-slots';
+import { resolveRunRule, resolveRunTarget } from '../../domain/runs/run-request';
+import { admitRun, settleEndedRunById } from '../../domain/runs/run-slots';
 
 /** Shadow evaluations are live; the longest one a request may start. */
 const MAX_SHADOW_DAYS = 30;
@@ -89,13 +91,13 @@ export function shadowRoutes(deps: ApiDeps) {
       handler: async ({ body, auth, req }) => {
         const key = idempotencyKeyOf(req);
         const target = await resolveRunTarget(db, deps.siem, auth, body.target);
-        if (target.kind !== 'local') throw badRequest(`Shadow evaluation reads live data from local targets only; ${body.target} is ${target.kind}`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+        if (target.kind !== 'local') throw invalidRequest(`Shadow evaluation reads live data from local targets only; ${body.target} is ${target.kind}`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
         const rule = await resolveRunRule(db, deps.siem, auth, body, target.kind);
         const durationMs = isoDurationToMs(body.duration)!;
         const intervalMs = isoDurationToMs(body.interval)!;
-        if (durationMs > MAX_SHADOW_DAYS * 86_400_000) throw badRequest(`A shadow evaluation runs at most ${MAX_SHADOW_DAYS} days`, [{ pointer: '/body/duration', message: 'too long' }]);
-        if (intervalMs < MIN_INTERVAL_MS) throw badRequest('The interval is at least PT1S', [{ pointer: '/body/interval', message: 'too short' }]);
-        if (intervalMs > durationMs) throw badRequest('The interval may not be longer than the duration', [{ pointer: '/body/interval', message: 'longer than duration' }]);
+        if (durationMs > MAX_SHADOW_DAYS * 86_400_000) throw invalidRequest(`A shadow evaluation runs at most ${MAX_SHADOW_DAYS} days`, [{ pointer: '/body/duration', message: 'too long' }]);
+        if (intervalMs < MIN_INTERVAL_MS) throw invalidRequest('The interval is at least PT1S', [{ pointer: '/body/interval', message: 'too short' }]);
+        if (intervalMs > durationMs) throw invalidRequest('The interval may not be longer than the duration', [{ pointer: '/body/interval', message: 'longer than duration' }]);
 
         const shadowId = key ? await claimIdempotencyKey(db, auth.tenantId, 'shadow', key, body) : crypto.randomUUID();
         const workflowId = workflowIds.shadow(auth.tenantId, rule.ruleId, target.name, shadowId);

@@ -3,10 +3,11 @@ import type { ApiDeps } from '../context';
 import { apiTokens } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { PageQuery, decodeCursor, encodeCursor } from '../http/pagination';
-import { ProblemSchema, badRequest, insufficientScope, notFound } from '../http/problem';
-import type { AuthContext } from '../auth/authenticate';
+import { ProblemSchema } from '../http/problem';
+import { insufficientScope, invalidRequest, notFound } from '../../domain/errors';
+import { type Actor } from '../../domain/tenants/actor';
 import type { TokenCache } from '../auth/token-cache';
-import { createToken, environmentsExist } from './tenant-service';
+import { createToken, environmentsExist } from '../../domain/tenants/tenant-service';
 import { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, UuidParams } from './schemas';
 
 type TokenRow = typeof apiTokens.$inferSelect;
@@ -26,7 +27,7 @@ export function apiKeyView(row: Pick<TokenRow, 'id' | 'name' | 'displayPrefix' |
 }
 
 /** A token can hand out only what it holds itself: no wider environments, no `operator` unless it has it. */
-function checkGrantable(auth: AuthContext, permissions: string[], environments: string[] | null) {
+function checkGrantable(auth: Actor, permissions: string[], environments: string[] | null) {
   if (permissions.includes('operator') && !auth.permissions.has('operator')) {
     throw insufficientScope('Only a token with the operator permission can grant it');
   }
@@ -55,12 +56,12 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
         if (body.environments) {
           const unknown = await environmentsExist(db, auth.tenantId, body.environments);
           if (unknown.length) {
-            throw badRequest('Unknown environments', unknown.map((e) => ({ pointer: `/body/environments/${body.environments!.indexOf(e)}`, message: `no environment ${e} in this tenant` })));
+            throw invalidRequest('Unknown environments', unknown.map((e) => ({ pointer: `/body/environments/${body.environments!.indexOf(e)}`, message: `no environment ${e} in this tenant` })));
           }
         }
         const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
         if (expiresAt && expiresAt.getTime() <= now().getTime()) {
-          throw badRequest('expires_at is in the past', [{ pointer: '/body/expires_at', message: 'must be in the future' }]);
+          throw invalidRequest('expires_at is in the past', [{ pointer: '/body/expires_at', message: 'must be in the future' }]);
         }
         const created = await createToken(db, {
           tenantId: auth.tenantId,

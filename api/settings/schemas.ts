@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
-import { PERMISSIONS } from '../auth/permissions';
+import { PERMISSIONS } from '../../domain/tenants/permissions';
 import { TIERS } from '../../config/env';
 
 const environmentName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -');

@@ -5,9 +5,10 @@ import { deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
-import { ProblemSchema, badRequest, conflict, insufficientScope, notFound } from '../http/problem';
-import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
-import { environmentsExist } from './tenant-service';
+import { ProblemSchema } from '../http/problem';
+import { conflict, insufficientScope, invalidRequest, notFound } from '../../domain/errors';
+import { mayUseEnvironment, type Actor } from '../../domain/tenants/actor';
+import { environmentsExist } from '../../domain/tenants/tenant-service';
 
 /** Keys of `connection` that hold credentials: sealed at rest, never returned. */
 const SECRET_KEYS = /^(token|password|api_key|apikey|client_secret|secret|hec_token|shared_key)$/i;
@@ -79,9 +80,9 @@ export function targetView(row: TargetRow) {
 export function targetRoutes(deps: ApiDeps) {
   const { db } = deps.database;
 
-  async function validate(auth: AuthContext, body: z.infer<typeof TargetBody>) {
+  async function validate(auth: Actor, body: z.infer<typeof TargetBody>) {
     if ((await environmentsExist(db, auth.tenantId, [body.environment])).length) {
-      throw badRequest(`No environment ${body.environment} in this tenant`, [{ pointer: '/body/environment', message: 'unknown environment' }]);
+      throw invalidRequest(`No environment ${body.environment} in this tenant`, [{ pointer: '/body/environment', message: 'unknown environment' }]);
     }
     if (!mayUseEnvironment(auth, body.environment)) throw insufficientScope(`This token may not act on environment ${body.environment}`);
   }
@@ -96,7 +97,7 @@ export function targetRoutes(deps: ApiDeps) {
       }),
     );
 
-  async function find(auth: AuthContext, name: string) {
+  async function find(auth: Actor, name: string) {
     const [row] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
     if (!row) throw notFound(`No target ${name} in this tenant`);
     if (!mayUseEnvironment(auth, row.environment)) throw insufficientScope(`This token may not act on environment ${row.environment}`);

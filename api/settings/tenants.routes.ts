@@ -4,9 +4,10 @@ import type { TokenCache } from '../auth/token-cache';
 import { environments, tenants } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { PageQuery, decodeCursor, encodeCursor } from '../http/pagination';
-import { ProblemSchema, conflict, notFound } from '../http/problem';
+import { ProblemSchema } from '../http/problem';
+import { conflict, notFound } from '../../domain/errors';
 import { apiKeyView } from './api-keys.routes';
-import { ALL_PERMISSIONS, createTenant, createToken } from './tenant-service';
+import { ALL_PERMISSIONS, createTenant, createToken } from '../../domain/tenants/tenant-service';
 import { CreateTenantBody, CreatedTenant, IdParams, Tenant, TenantList, UpdateTenantBody } from './schemas';
 
 /** Tenant management is the service operator's (`operator` permission), not a customer admin's. */

@@ -7,7 +7,8 @@ import { WEBHOOK_EVENTS, webhookAttempts, webhookDeliveries, webhookSettings } f
 import { defineRoute } from '../http/route';
 import { openapi } from '../http/zod-openapi';
 import { decodeCursor, encodeCursor, PageQuery } from '../http/pagination';
-import { ProblemSchema, badRequest, notFound } from '../http/problem';
+import { ProblemSchema } from '../http/problem';
+import { invalidRequest, notFound } from '../../domain/errors';
 import { Notify } from '../../workflows/notify';
 import { KIND, TENANT, workflowIds } from '../../domain/contracts';
 import { WorkflowStarted } from '../deployments/schemas';
@@ -86,7 +87,7 @@ export function webhookRoutes(deps: ApiDeps) {
       handler: async ({ body, auth }) => {
         const [existing] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, auth.tenantId));
         if (!existing && body.secret === undefined) {
-          throw badRequest('A secret is required when the webhook is first set', [{ pointer: '/body/secret', message: 'required' }]);
+          throw invalidRequest('A secret is required when the webhook is first set', [{ pointer: '/body/secret', message: 'required' }]);
         }
         const secret = body.secret !== undefined ? deps.secrets.seal(body.secret) : existing!.secret;
         const values = { tenantId: auth.tenantId, url: body.url, secret, events: [...new Set(body.events)], enabled: body.enabled, updatedAt: new Date() };

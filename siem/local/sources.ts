@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { findInJson, findUnstorableText } from '../../db/storable-text';
+import { findInJson, findUnstorableText } from '../../lib/storable-text';
 
 /** Where a batch of events comes from. Line numbers in errors are 1-based in every case. */
 export type IngestSource =

@@ -1,6 +1,6 @@
 import { rateLimitCounters } from '../../db/schema';
 import { utcDay } from '../../api/limits/rate-limit';
-import { generateToken } from '../../api/auth/token-format';
+import { generateToken } from '../../domain/tenants/token-format';
 import { createApiKey, createTenant, sigmaRule, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = '3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b';

@@ -1,5 +1,5 @@
 import { createApiKey, createTenant, sigmaRule, startTestService, type TestService } from '../support/harness';
-import { generateToken } from '../../api/auth/token-format';
+import { generateToken } from '../../domain/tenants/token-format';
 
 const RULE_ID = '0f9b1f4e-8d7c-4b6a-9e5d-3c2b1a0f9e8d';
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { admitRun } from '../../api/runs/run-slots';
+import { admitRun } from '../../domain/runs/run-slots';
 import { replays, shadowRuns, targets } from '../../db/schema';
 import { createTenant, sigmaRule, startTestService, type TestService } from '../support/harness';
 

@@ -7,7 +7,7 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { deployments } from '../../db/schema';
 import { detectionScheduleId } from '../../activities/schedules';
 import { openDatabase, type Database } from '../../db/client';
-import { ensureBootstrap } from '../../api/settings/tenant-service';
+import { ensureBootstrap } from '../../domain/tenants/tenant-service';
 import { startApi, type RunningApi } from '../../api/server';
 import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';

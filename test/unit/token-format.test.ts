@@ -1,5 +1,5 @@
-import { displayPrefix, generateToken, hashToken, isWellFormedToken, TOKEN_LENGTH } from '../../api/auth/token-format';
-import { effectivePermissions } from '../../api/auth/authenticate';
+import { displayPrefix, generateToken, hashToken, isWellFormedToken, TOKEN_LENGTH } from '../../domain/tenants/token-format';
+import { effectivePermissions } from '../../domain/tenants/actor';
 
 describe('API token format', () => {
   it('generates dfw_ + 32 base62 + 6 checksum characters that validate', () => {

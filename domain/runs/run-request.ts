@@ -3,16 +3,16 @@ import type { Db } from '../../db/client';
 import { ruleVersions, rules, targets } from '../../db/schema';
 import { isSigmaError, parseRule } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
-import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
-import { badRequest, insufficientScope, notFound } from '../http/problem';
-import { checkRuleSize } from '../limits/resource-limits';
+import { mayUseEnvironment, type Actor } from '../tenants/actor';
+import { insufficientScope, invalidRequest, notFound } from '../errors';
+import { checkRuleSize } from '../tenants/resource-limits';
 
 export type RunRule = { ruleId: string; version: number | null; content: string };
 
 /** The rule of a replay or shadow: a stored version of the tenant's, or the inline text (parsed and compiled here, so a bad rule is a 400, not a failed run). */
-export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: AuthContext, body: { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined }, kind: string): Promise<RunRule> {
+export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined }, kind: string): Promise<RunRule> {
   if ((body.rule_id === undefined) === (body.rule === undefined)) {
-    throw badRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [{ pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' }]);
+    throw invalidRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [{ pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' }]);
   }
   let run: RunRule;
   if (body.rule_id !== undefined) {
@@ -24,16 +24,16 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: AuthConte
     if (!stored) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
     run = { ruleId, version, content: stored.content };
   } else {
-    if (body.version !== undefined) throw badRequest('version applies to a stored rule (rule_id) only', [{ pointer: '/body/version', message: 'only with rule_id' }]);
+    if (body.version !== undefined) throw invalidRequest('version applies to a stored rule (rule_id) only', [{ pointer: '/body/version', message: 'only with rule_id' }]);
     checkRuleSize(auth, body.rule!);
     let parsed;
     try {
       parsed = parseRule(body.rule!);
     } catch (err) {
       if (!isSigmaError(err)) throw err;
-      throw badRequest(`The rule does not parse: ${err.format()}`, [{ pointer: '/body/rule', message: err.message }]);
+      throw invalidRequest(`The rule does not parse: ${err.format()}`, [{ pointer: '/body/rule', message: err.message }]);
     }
-    if (!parsed.id) throw badRequest('An inline rule needs an id', [{ pointer: '/body/rule', message: 'missing id' }]);
+    if (!parsed.id) throw invalidRequest('An inline rule needs an id', [{ pointer: '/body/rule', message: 'missing id' }]);
     run = { ruleId: parsed.id.toLowerCase(), version: null, content: body.rule! };
   }
   let parsed;
@@ -43,24 +43,24 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: AuthConte
     // A stored version that does not parse as a single rule (the registry keeps what is Sigma YAML
     // with an id; lint says what else is wrong).
     if (!isSigmaError(err)) throw err;
-    throw badRequest(`The rule does not parse: ${err.format()}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: err.message }]);
+    throw invalidRequest(`The rule does not parse: ${err.format()}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: err.message }]);
   }
   const compiled = adapterFor(siem, kind).compile(parsed);
   if (!compiled.ok) {
-    throw badRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' }]);
+    throw invalidRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' }]);
   }
   return run;
 }
 
 /** A tenant's target by name, checked against the token's environments; runs need the local store for now. */
-export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: AuthContext, name: string) {
+export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: Actor, name: string) {
   const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
   if (!target) throw notFound(`No target ${name} in this tenant`);
   if (!mayUseEnvironment(auth, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${name})`);
   try {
     adapterFor(siem, target.kind);
   } catch (err) {
-    if (err instanceof UnsupportedTargetKind) throw badRequest(err.message, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+    if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
     throw err;
   }
   return target;

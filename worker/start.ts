@@ -3,14 +3,14 @@ import { loadConfig, ConfigError } from '../config/env';
 import { SecretBox } from '../config/secret-box';
 import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
-import { installTemporalLogging } from '../worker/runtime-logging';
+import { installTemporalLogging } from './runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
-import { ensureBootstrap } from '../api/settings/tenant-service';
+import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from '../api/server';
-import { resolveTemporalCli } from '../worker/temporal-cli';
-import { startTemporalDevServer, type DevServer } from '../worker/temporal-dev-server';
-import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
-import { createWorker } from '../worker/create-worker';
+import { resolveTemporalCli } from './temporal-cli';
+import { startTemporalDevServer, type DevServer } from './temporal-dev-server';
+import { connectClient, ensureSearchAttributes } from './temporal-client';
+import { createWorker } from './create-worker';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server

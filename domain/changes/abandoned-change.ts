@@ -2,7 +2,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../db/client';
 import { approvals, deployments, type DeploymentStatus } from '../../db/schema';
-import { unrecordedEnd } from '../http/unrecorded-end';
+import { unrecordedEnd } from '../runs/unrecorded-end';
 
 /** Statuses a change's own run moves its deployments on from; nothing else does. */
 export const IN_PROGRESS: ReadonlySet<DeploymentStatus> = new Set(['pending_approval', 'deploying']);

@@ -13,7 +13,7 @@ import {
   type SigmaDocument,
   type SigmaRule,
   type TargetKind,
-} from '../../sigma';
+} from '..';
 
 export const TARGET_KINDS: readonly TargetKind[] = ['local', 'splunk', 'elastic', 'sentinel'];
 

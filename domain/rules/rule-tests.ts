@@ -13,7 +13,7 @@ import {
   type TestTarget,
 } from '../../sigma';
 import type { SiemAdapter } from '../../siem/adapter';
-import { badRequest } from '../http/problem';
+import { invalidRequest } from '../errors';
 
 export type TestCaseResult = {
   name: string;
@@ -38,10 +38,10 @@ export type RuleTestReport = {
 export function documentsOf(text: string, ruleId: string): { main: TestTarget; documents: readonly SigmaDocument[] } {
   const collection = parseSigma(text);
   if (collection.errors.length) {
-    throw badRequest('The stored rule does not parse, so it cannot be tested; lint it to see why', collection.errors.slice(0, 20).map((e) => ({ pointer: '/body/rule_id', message: e.format() })));
+    throw invalidRequest('The stored rule does not parse, so it cannot be tested; lint it to see why', collection.errors.slice(0, 20).map((e) => ({ pointer: '/body/rule_id', message: e.format() })));
   }
   const main = collection.documents.find((d) => d.id?.toLowerCase() === ruleId) ?? collection.documents[0];
-  if (!main || main.kind === 'filter') throw badRequest('The stored text holds no detection or correlation rule to test', [{ pointer: '/body/rule_id', message: 'nothing to test' }]);
+  if (!main || main.kind === 'filter') throw invalidRequest('The stored text holds no detection or correlation rule to test', [{ pointer: '/body/rule_id', message: 'nothing to test' }]);
   return { main, documents: collection.documents };
 }
 
@@ -58,7 +58,7 @@ export async function runRuleTests(input: { text: string; ruleId: string; versio
   if (main.kind === 'rule') {
     const compiled = input.adapter.compile(main);
     if (!compiled.ok) {
-      throw badRequest(`Target ${input.targetName} cannot run this rule`, compiled.issues.map((i) => ({ pointer: '/body/target', message: `${i.line ?? '?'}:${i.column ?? '?'} ${i.message}` })));
+      throw invalidRequest(`Target ${input.targetName} cannot run this rule`, compiled.issues.map((i) => ({ pointer: '/body/target', message: `${i.line ?? '?'}:${i.column ?? '?'} ${i.message}` })));
     }
     const rule = { ruleId: input.ruleId, version: input.version, query: compiled.query, ...(compiled.logsource ? { logsource: compiled.logsource } : {}) };
     const onTarget = await input.adapter.runFixtures(

@@ -1,8 +1,8 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { parseRule, isSigmaError } from '../sigma';
-import type { CompiledRule } from '../siem/adapter';
-import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../siem/adapters';
-import { FailureType } from '../domain/contracts';
+import { ApplicationFailure } from '@temporalio/common';
+import { parseRule, isSigmaError } from '../../sigma';
+import type { CompiledRule } from '../../siem/adapter';
+import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
+import { FailureType } from '../contracts';
 
 /**
  * A stored rule version compiled for a target through its adapter. A rule that does not compile is

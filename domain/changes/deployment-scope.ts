@@ -1,5 +1,5 @@
 import { and, eq, type SQL } from 'drizzle-orm';
-import { deployments } from '../db/schema';
+import { deployments } from '../../db/schema';
 
 /** The deployments of the same rule on the same target as `d` (`d` itself included). */
 export function sameRuleOnTarget(d: { tenantId: string; ruleId: string; targetId: string }): SQL {

@@ -1,11 +1,11 @@
 import { and, count, eq } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
-import { unrecordedEnd } from '../http/unrecorded-end';
+import { unrecordedEnd } from './unrecorded-end';
 import type { Db } from '../../db/client';
 import { replays, shadowRuns, tenants } from '../../db/schema';
-import type { AuthContext } from '../auth/authenticate';
-import { resourceLimit } from '../http/problem';
-import { limitsOf } from '../limits/resource-limits';
+import { type Actor } from '../tenants/actor';
+import { resourceLimit } from '../errors';
+import { limitsOf } from '../tenants/resource-limits';
 
 /**
  * The slots of a tenant's concurrent replays and shadow evaluations.
@@ -78,7 +78,7 @@ export async function settleEndedRuns(db: Db, client: Client, tenantId: string, 
  * tier has a free slot; 403 `resource-limit` otherwise. Rows of runs that ended unrecorded are
  * settled first when the tenant looks full.
  */
-export async function admitRun(db: Db, client: Client, auth: AuthContext, insert: (tx: Tx) => Promise<unknown>): Promise<void> {
+export async function admitRun(db: Db, client: Client, auth: Actor, insert: (tx: Tx) => Promise<unknown>): Promise<void> {
   const max = limitsOf(auth).concurrentRuns;
   if (max === null) {
     await db.transaction(async (tx) => {

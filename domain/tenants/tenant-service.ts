@@ -2,8 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiTokens, environments, targets, tenants, type TargetCostModel } from '../../db/schema';
 import type { Tier } from '../../config/env';
-import type { Permission } from '../auth/permissions';
-import { displayPrefix, generateToken, hashToken, isWellFormedToken } from '../auth/token-format';
+import type { Permission } from './permissions';
+import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format';
 
 export const DEFAULT_TENANT_ID = 'default';
 export const DEFAULT_ENVIRONMENTS = ['dev', 'staging', 'prod'];

@@ -1,9 +1,9 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../db/client';
-import { LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type NoiseBudgetPolicy, type TargetCostModel } from '../db/schema';
-import { ruleTextDiff } from '../sigma';
-import { adapterFor, type SiemAdapters } from '../siem/adapters';
-import { compileRuleForTarget } from './rule-compilation';
+import type { Db } from '../../db/client';
+import { LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type NoiseBudgetPolicy, type TargetCostModel } from '../../db/schema';
+import { ruleTextDiff } from '../../sigma';
+import { adapterFor, type SiemAdapters } from '../../siem/adapters';
+import { compileRuleForTarget } from '../rules/rule-compilation';
 
 /** How much of a target's recent data a projection replays. */
 export const PROJECTION_LOOKBACK_DAYS = 7;

@@ -1,6 +1,6 @@
 import type { Tier } from '../../config/env';
-import type { AuthContext } from '../auth/authenticate';
-import { resourceLimit } from '../http/problem';
+import { type Actor } from './actor';
+import { resourceLimit } from '../errors';
 
 /** What one tenant may hold or run at once, by tier; exceeding one is 403 `resource-limit`. */
 export type ResourceLimits = {
@@ -20,11 +20,11 @@ export const TIER_RESOURCE_LIMITS: Record<Tier, ResourceLimits> = {
   unlimited: { ruleSizeBytes: 4 * 1024 * KiB, rules: null, activeDeployments: null, concurrentRuns: null, replayWindowDays: 365, fixturesPerTest: 5_000 },
 };
 
-export function limitsOf(auth: AuthContext): ResourceLimits {
+export function limitsOf(auth: Actor): ResourceLimits {
   return TIER_RESOURCE_LIMITS[auth.tier];
 }
 
-export function checkRuleSize(auth: AuthContext, text: string): void {
+export function checkRuleSize(auth: Actor, text: string): void {
   const size = Buffer.byteLength(text, 'utf8');
   const max = limitsOf(auth).ruleSizeBytes;
   if (size > max) throw resourceLimit(`The rule is ${size} bytes; the ${auth.tier} tier allows rules up to ${max} bytes`);

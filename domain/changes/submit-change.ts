@@ -1,16 +1,16 @@
 import crypto from 'node:crypto';
 import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApiDeps } from '../context';
-import { startOrJoin } from '../http/start-workflow';
+import type { DomainDeps } from '../deps';
+import { startOrJoin } from '../runs/start-or-join';
 import { LIVE_DEPLOYMENT_STATUSES, approvals, deployments, rules, targets, type NoiseBudgetPolicy } from '../../db/schema';
-import { badRequest, insufficientScope, notFound, resourceLimit } from '../http/problem';
-import { claimIdempotencyKey } from '../http/idempotency';
-import { mayUseEnvironment, type AuthContext } from '../auth/authenticate';
-import { limitsOf } from '../limits/resource-limits';
-import { computeImpactSummary } from '../../activities/impact';
+import { insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
+import { claimIdempotencyKey } from '../idempotency';
+import { mayUseEnvironment, type Actor } from '../tenants/actor';
+import { limitsOf } from '../tenants/resource-limits';
+import { computeImpactSummary } from './impact-summary';
 import { DeployWithApproval, type DeployInput } from '../../workflows/deploy-with-approval';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../../domain/contracts';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../contracts';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -40,7 +40,7 @@ function deploymentIdFor(changeId: string, targetId: string): string {
  * budget against a replay-based projection, then records the deployments (and the approval) and
  * starts DeployWithApproval. Idempotent under an Idempotency-Key.
  */
-export async function submitChange(deps: ApiDeps, auth: AuthContext, change: ChangeRequest): Promise<SubmittedChange> {
+export async function submitChange(deps: DomainDeps, auth: Actor, change: ChangeRequest): Promise<SubmittedChange> {
   const { db } = deps.database;
   const ruleId = change.ruleId.toLowerCase();
   const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
@@ -54,7 +54,7 @@ export async function submitChange(deps: ApiDeps, auth: AuthContext, change: Cha
     const t = found.find((f) => f.name === name);
     if (!t) throw notFound(`No target ${name} in this tenant`);
     if (!mayUseEnvironment(auth, t.environment)) throw insufficientScope(`This token may not act on environment ${t.environment} (target ${name})`);
-    if (t.kind !== 'local') throw badRequest(`Targets of kind ${t.kind} cannot be deployed to yet`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+    if (t.kind !== 'local') throw invalidRequest(`Targets of kind ${t.kind} cannot be deployed to yet`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
     return t;
   });
 
@@ -69,7 +69,7 @@ export async function submitChange(deps: ApiDeps, auth: AuthContext, change: Cha
     try {
       impact = await computeImpactSummary({ db, siem: deps.siem }, { tenantId: auth.tenantId, ruleId, version, targetIds: chosen.map((t) => t.id), noiseBudget: change.noiseBudget, now: new Date() });
     } catch (err) {
-      if (err instanceof ApplicationFailure) throw badRequest(err.message, [{ pointer: '/body/rule_id', message: err.type ?? 'cannot compile' }]);
+      if (err instanceof ApplicationFailure) throw invalidRequest(err.message, [{ pointer: '/body/rule_id', message: err.type ?? 'cannot compile' }]);
       throw err;
     }
     if (impact.over_budget) {

@@ -1,54 +1,21 @@
 import crypto from 'node:crypto';
 import { and, count, eq, sql } from 'drizzle-orm';
-import { parseSigma } from '../../sigma';
+import { identityFieldOf, readRuleIdentity, type RuleIdentity } from '../../sigma/rule-identity';
 import type { Db } from '../../db/client';
 import { ruleVersions, rules, tenants } from '../../db/schema';
-import { badRequest, resourceLimit, type FieldError } from '../http/problem';
-import { findUnstorableText } from '../../db/storable-text';
+import { invalidRequest, resourceLimit } from '../errors';
+import { findUnstorableText } from '../../lib/storable-text';
 
-export type RuleMetadata = {
-  ruleId: string;
-  title: string;
-  level: string | null;
-  status: string | null;
-  tags: string[];
-  logsource: Record<string, string>;
-};
+export type RuleMetadata = RuleIdentity;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * The registry keys a file by the Sigma rule's own `id`: the correlation's when the file holds one
- * (its base rules travel with it), else the first document's. Storing needs only that the text is
- * Sigma with an id and a title; whether the rule is any good is what lint reports.
- */
+/** The rule's identity as the registry stores it (see `readRuleIdentity`), or a 400 saying why it cannot be. */
 export function readRuleMetadata(text: string): RuleMetadata {
-  const collection = parseSigma(text);
-  const structural = collection.errors.filter((e) => e.code.startsWith('yaml') || e.code === 'document-not-map');
-  if (structural.length || collection.documents.length === 0) {
-    const errors = (structural.length ? structural : collection.errors).slice(0, 20).map((e) => ({ pointer: '/body/rule', message: `${e.message} (line ${e.line}, column ${e.column})` }));
-    throw badRequest('The rule is not a Sigma YAML document', errors.length ? errors : [{ pointer: '/body/rule', message: 'no document found' }]);
-  }
-  const main = collection.documents.find((d) => d.kind === 'correlation') ?? collection.documents[0]!;
-  const problems: FieldError[] = [];
-  if (typeof main.id !== 'string' || !UUID.test(main.id)) problems.push({ pointer: '/body/rule', message: 'the rule needs an `id` that is a UUID' });
-  if (!main.title || main.title.trim() === '') problems.push({ pointer: '/body/rule', message: 'the rule needs a `title`' });
-  if (problems.length) throw badRequest('The rule cannot be stored', problems);
-  const logsource: Record<string, string> = {};
-  const source = 'logsource' in main ? main.logsource : undefined;
-  for (const [k, v] of Object.entries(source ?? {})) if (typeof v === 'string') logsource[k] = v;
-  const meta: RuleMetadata = {
-    ruleId: main.id!.toLowerCase(),
-    title: main.title,
-    level: main.level ?? null,
-    status: main.status ?? null,
-    tags: [...main.tags],
-    logsource,
-  };
+  const read = readRuleIdentity(text);
+  if (!read.ok) throw invalidRequest(read.title, read.details.map((message) => ({ pointer: '/body/rule', message })));
   // YAML escapes ("\0", "\ud800") decode to text the registry's columns cannot hold.
-  const unstorable = findUnstorableText(meta);
-  if (unstorable) throw badRequest('The rule cannot be stored', [{ pointer: '/body/rule', message: `its ${unstorable.pointer.slice(1).replace(/\/\d+$/, '')} ${unstorable.reason}` }]);
-  return meta;
+  const unstorable = findUnstorableText(read.identity);
+  if (unstorable) throw invalidRequest('The rule cannot be stored', [{ pointer: '/body/rule', message: `its ${identityFieldOf(unstorable.pointer)} ${unstorable.reason}` }]);
+  return read.identity;
 }
 
 export type StoredVersion = { ruleId: string; version: number; created: boolean; createdAt: Date; contentSha256: string; title: string };
