@@ -74,7 +74,10 @@ export interface SinceResult {
   /** Pass this back as `cursor` next time; it covers every event committed before the call. */
   readonly cursor: number;
   readonly scanned: number;
+  /** Sum of the raw JSON sizes of the scanned events (see WindowCount). */
+  readonly bytesScanned: number;
   readonly matched: number;
+  readonly durationMs: number;
   /** Matched events in cursor order, at most `limit`. */
   readonly events: StoredEvent[];
   readonly truncated: boolean;
@@ -507,12 +510,24 @@ export class LocalEventStore {
     requireText(tenantId, 'tenantId');
     const limit = options.limit ?? 1000;
     return this.read(async (con) => {
+      const started = performance.now();
       const upTo = Number((await queryRows(con, `SELECT coalesce(max(high_water_seq), 0) AS c FROM ingest_batches`))[0]!.c);
       const filter = `tenant_id = ${sqlLiteral(tenantId)} AND seq > ${Math.trunc(cursor)} AND seq <= ${upTo}${logsourceScope(options.logsource)}`;
-      const agg = (await queryRows(con, `SELECT count(*) AS scanned, count(*) FILTER (WHERE ${guard(where)}) AS matched FROM ${EVENTS_TABLE} WHERE ${filter}`))[0]!;
+      const agg = (await queryRows(
+        con,
+        `SELECT count(*) AS scanned, coalesce(sum(raw_bytes), 0) AS bytes, count(*) FILTER (WHERE ${guard(where)}) AS matched FROM ${EVENTS_TABLE} WHERE ${filter}`,
+      ))[0]!;
       const matched = Number(agg.matched);
-      const rows = matched === 0 ? [] : await queryRows(con, `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${filter} AND ${guard(where)} ORDER BY seq LIMIT ${limit}`);
-      return { cursor: Math.max(upTo, Math.trunc(cursor)), scanned: Number(agg.scanned), matched, events: rows.map(toStoredEvent), truncated: matched > rows.length };
+      const rows = matched === 0 || limit === 0 ? [] : await queryRows(con, `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${filter} AND ${guard(where)} ORDER BY seq LIMIT ${limit}`);
+      return {
+        cursor: Math.max(upTo, Math.trunc(cursor)),
+        scanned: Number(agg.scanned),
+        bytesScanned: Number(agg.bytes),
+        matched,
+        durationMs: performance.now() - started,
+        events: rows.map(toStoredEvent),
+        truncated: matched > rows.length,
+      };
     });
   }
 

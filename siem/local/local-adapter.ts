@@ -8,6 +8,7 @@ import type {
   DeployResult,
   FixtureCase,
   FixtureOutcome,
+  LiveEvaluationResult,
   RunStats,
   SiemAdapter,
   TimeWindow,
@@ -101,6 +102,15 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
 
   planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
     return this.store.planChunks(tenantId, window, targetEvents);
+  }
+
+  /** The store's cursor is store-wide (one commit order for every tenant), so it serves any tenant. */
+  latestCursor(_tenantId: string): Promise<number> {
+    return this.store.latestCursor();
+  }
+
+  evaluateSince(tenantId: string, rule: CompiledRule, cursor: number, options: { limit?: number } = {}): Promise<LiveEvaluationResult> {
+    return this.store.since(tenantId, rule.query, cursor, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
   }
 
   deploy(request: DeployRequest): Promise<DeployResult> {

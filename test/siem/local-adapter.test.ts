@@ -76,6 +76,37 @@ describe('search and count', () => {
   });
 });
 
+describe('live evaluation', () => {
+  it("evaluates each event committed after the cursor once, with the rule's logsource and the tenant", async () => {
+    await ingest('acme', ['old\\powershell.exe']); // before the start: replay territory
+    const start = await adapter.latestCursor('acme');
+    await ingest('acme', ['a\\powershell.exe', 'b\\cmd.exe']);
+    await ingest('acme', ['c\\powershell.exe'], 'linux');
+    await ingest('other', ['d\\powershell.exe']);
+    const first = await adapter.evaluateSince('acme', psRule(1), start);
+    expect(first).toMatchObject({ scanned: 2, matched: 1, truncated: false });
+    expect(first.events.map((e) => e.event.Image)).toEqual(['a\\powershell.exe']);
+    expect(first.cursor).toBe(await adapter.latestCursor('acme')); // store-wide: past tenant other's batch too
+    expect(await adapter.evaluateSince('acme', psRule(1), first.cursor)).toMatchObject({ scanned: 0, matched: 0, bytesScanned: 0, events: [] });
+  });
+
+  it('reports the bytes scanned and counts matches beyond the limit without returning them', async () => {
+    await ingest('acme', ['a\\powershell.exe', 'b\\powershell.exe', 'c\\cmd.exe']);
+    const window = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+    const limited = await adapter.evaluateSince('acme', psRule(1), 0, { limit: 1 });
+    expect(limited).toMatchObject({ scanned: 3, matched: 2, truncated: true });
+    expect(limited.events.map((e) => [e.seq, e.event.Image])).toEqual([[1, 'a\\powershell.exe']]);
+    expect(limited.bytesScanned).toBe((await adapter.count('acme', psRule(1), window)).bytesScanned);
+    expect(limited.bytesScanned).toBeGreaterThan(0);
+    expect(await adapter.evaluateSince('acme', psRule(1), 0, { limit: 0 })).toMatchObject({ matched: 2, events: [], truncated: true, bytesScanned: limited.bytesScanned });
+  });
+
+  it('fails with the query error when the rule cannot run', async () => {
+    await ingest('acme', ['a\\powershell.exe']);
+    await expect(adapter.evaluateSince('acme', psRule(1, 'no_such_function("Image")'), 0)).rejects.toThrow(/no_such_function/);
+  });
+});
+
 describe('deployments', () => {
   it('is idempotent on the deployment id and on the active version', async () => {
     const first = await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
