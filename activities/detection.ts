@@ -4,7 +4,7 @@ import type { Db } from '../db/client';
 import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVersions, targets, type Demotion, type Deployment, type NoiseBudgetPolicy } from '../db/schema';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { detectionScheduleId, type TemporalDeps } from './schedules';
-import type { SiemAdapters } from '../siem/adapters';
+import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { compileRuleForTarget } from './rule-compilation';
 import { storableJson } from '../db/storable-text';
 
@@ -114,10 +114,11 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
       if (row.targetKind !== 'local') return idle(`${row.targetKind} targets run their own detection`);
 
       const compiled = compileRuleForTarget(siem, row.content, d.ruleId, d.version, row.targetKind);
-      const cursor = d.detectionCursor ?? (await siem.localStore.latestCursor());
+      const target = adapterFor(siem, row.targetKind);
+      const cursor = d.detectionCursor ?? (await target.latestCursor(d.tenantId));
       let found;
       try {
-        found = await siem.localStore.since(d.tenantId, compiled.query, cursor, { limit: MAX_EVENTS_PER_RUN, ...(compiled.logsource ? { logsource: compiled.logsource } : {}) });
+        found = await target.evaluateSince(d.tenantId, compiled, cursor, { limit: MAX_EVENTS_PER_RUN });
       } catch (err) {
         // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
         await db.insert(detectionRuns).values({
