@@ -41,6 +41,18 @@ export interface AdapterCapabilities {
   readonly maxSearchWindowDays: number | null;
 }
 
+/** A call an adapter cannot answer, as its capabilities say; callers check capabilities first. */
+export class MissingCapability extends Error {
+  override readonly name = 'MissingCapability';
+  constructor(
+    readonly kind: TargetKind,
+    readonly capability: keyof AdapterCapabilities,
+    why: string,
+  ) {
+    super(`${kind} targets lack ${capability}: ${why}`);
+  }
+}
+
 export interface CompileIssue {
   /** Stable code (e.g. `backend-unsupported`). */
   readonly code: string;

@@ -26,7 +26,7 @@ export const DEPLOYMENTS_DDL = `CREATE TABLE IF NOT EXISTS deployed_rules (
   state VARCHAR NOT NULL,         -- active | superseded | undeployed
   deployed_at TIMESTAMP NOT NULL,
   ended_at TIMESTAMP,
-  detection_cursor BIGINT NOT NULL -- events with seq ≤ this have been evaluated by scheduled detection
+  detection_cursor BIGINT NOT NULL -- set at deployment only: scheduled detection keeps its cursor in the service's database
 )`;
 
 /** Deploying an id that already names a different rule or version. */
@@ -112,20 +112,6 @@ export class DeploymentRegistry {
   async history(tenantId: string, ruleId: string): Promise<ActiveDeployment[]> {
     await this.init();
     return this.store.read((con) => this.find(con, `tenant_id = $1 AND rule_id = $2 ORDER BY deployed_at DESC, deployment_id`, [tenantId, ruleId]));
-  }
-
-  /**
-   * Moves a deployment's detection cursor from `expected` to `next`; false when another run moved it
-   * first (the caller's results are then discarded, never applied twice). Runs on the caller's
-   * connection inside its transaction.
-   */
-  async advanceCursor(con: DuckDBConnection, deploymentId: string, expected: number, next: number): Promise<boolean> {
-    const r = await rows(
-      con,
-      `UPDATE deployed_rules SET detection_cursor = $3 WHERE deployment_id = $1 AND detection_cursor = $2 AND state = 'active' RETURNING deployment_id`,
-      [deploymentId, expected, next],
-    );
-    return r.length > 0;
   }
 
   private async find(con: DuckDBConnection, where: string, params: DuckDBValue[]): Promise<ActiveDeployment[]> {
