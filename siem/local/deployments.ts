@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { CompiledRule, DeployedRule, DeploymentState, DeployRequest, DeployResult, RuleLogsource, UndeployResult } from '../adapter';
 import { exec, rows, transaction } from './duckdb';
+import { readCommittedCursor } from './event-queries';
 import type { LocalEventStore } from './event-store';
 
 /**
@@ -69,7 +70,7 @@ export class DeploymentRegistry {
         let cursor = active?.detectionCursor;
         if (cursor === undefined) {
           // A first deployment detects from now on: history is what replay is for.
-          cursor = Number((await rows(con, `SELECT coalesce(max(high_water_seq), 0) AS c FROM ingest_batches`))[0]!.c);
+          cursor = await readCommittedCursor(con);
         }
         if (active) await exec(con, `UPDATE deployed_rules SET state = 'superseded', ended_at = $2::TIMESTAMP WHERE deployment_id = $1`, [active.deploymentId, iso(now)]);
         await exec(con, `INSERT INTO deployed_rules VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', $9::TIMESTAMP, NULL, $10)`, [
