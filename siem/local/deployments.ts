@@ -11,8 +11,11 @@ import type { LocalEventStore } from './event-store';
  * Idempotency: the deployment id is the key. Deploying an id again with the same rule is a no-op
  * (an activity retry); with a different rule it is a conflict. Deploying the version already active
  * for the rule under another id is also a no-op and answers the active deployment. At most one
- * deployment per (tenant, rule) is active; a new version supersedes the previous one and inherits
- * its detection cursor, so an upgrade neither re-alerts on old events nor skips new ones.
+ * deployment per (tenant, rule) is active; a new version supersedes the previous one.
+ *
+ * `detection_cursor` is still set (inherited from the superseded version), but scheduled detection
+ * is the service's now (activities/detection.ts, cursor in its database) and nothing here reads it;
+ * the column stays for the files that have it.
  */
 
 export const DEPLOYMENTS_DDL = `CREATE TABLE IF NOT EXISTS deployed_rules (
