@@ -9,6 +9,7 @@ import { createApprovalActivities } from './approvals';
 import { createRetentionActivities } from './retention';
 import { createScheduleActivities, type TemporalDeps } from './schedules';
 import { createReplayActivities } from './replay';
+import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
 
 export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
@@ -23,8 +24,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createRetentionActivities(deps),
     ...createScheduleActivities(deps),
     ...createReplayActivities(deps),
+    ...createShadowActivities(deps),
     ...createRollbackPlanActivities(deps),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+export type { ReplayActivities } from './replay';
+export type { ShadowActivities } from './shadow';

@@ -1,13 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { alerts, replays, targets, type RunStatus, type TargetCostModel } from '../db/schema';
+import { alerts, replays, targets, type RunStatus } from '../db/schema';
+import { projectCost } from '../domain/detection/cost-projection';
 import { documentItems, parseRule } from '../sigma';
 import type { CompiledRule, DayCount } from '../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { withHeartbeat } from './heartbeat';
 import { compileRuleForTarget } from '../domain/rules/rule-compilation';
-import { createShadowActivities } from './shadow';
+import type { ShadowActivities } from './shadow';
 
 const DAY_MS = 86_400_000;
 /** Matched events the noise estimate looks at; beyond it the figures are scaled up from this sample. */
@@ -39,42 +40,7 @@ export type NoiseEstimate = {
   noise_ratio: number;
 };
 
-export type CostProjection = {
-  currency: string;
-  bytes_scanned: number;
-  scan_cost: number;
-  triage_hours: number;
-  triage_cost: number;
-  total: number;
-  per_month: number;
-  window_days: number;
-  model: TargetCostModel;
-};
-
 const round = (x: number, places = 4) => Math.round(x * 10 ** places) / 10 ** places;
-
-/**
- * Cost of running a rule over a window: bytes scanned / 1e9 × price_per_gb_scanned, plus
- * alerts × triage_minutes_per_alert / 60 × cost_per_analyst_hour; per month = total × 30 / window days.
- */
-export function projectCost(model: TargetCostModel, bytesScanned: number, alertCount: number, windowMs: number): CostProjection {
-  const scanCost = (bytesScanned / 1e9) * model.price_per_gb_scanned;
-  const triageHours = (alertCount * model.triage_minutes_per_alert) / 60;
-  const triageCost = triageHours * model.cost_per_analyst_hour;
-  const total = scanCost + triageCost;
-  const windowDays = windowMs / DAY_MS;
-  return {
-    currency: model.currency,
-    bytes_scanned: bytesScanned,
-    scan_cost: round(scanCost),
-    triage_hours: round(triageHours),
-    triage_cost: round(triageCost),
-    total: round(total),
-    per_month: windowDays > 0 ? round((total * 30) / windowDays) : 0,
-    window_days: round(windowDays, 6),
-    model,
-  };
-}
 
 /** A field of an event by its exact name, else by dotted path into nested objects. */
 export function fieldValue(event: Record<string, unknown>, field: string): unknown {
@@ -282,9 +248,11 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
         .where(and(eq(replays.id, replayId), eq(replays.status, 'running')));
       return result;
     },
-
-    ...createShadowActivities({ db, siem }),
   };
 }
 
-export type ReplayActivities = ReturnType<typeof createReplayActivities>;
+/**
+ * The replay activities, and the shadow ones: workflows/shadow.ts proxies the shadow activities
+ * under this type. Once it names ShadowActivities, this is ReturnType<typeof createReplayActivities>.
+ */
+export type ReplayActivities = ReturnType<typeof createReplayActivities> & ShadowActivities;

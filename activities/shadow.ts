@@ -2,12 +2,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { shadowRuns, targets, type RunStatus } from '../db/schema';
-import type { RuleLogsource } from '../siem/adapter';
-import type { SiemAdapters } from '../siem/adapters';
-import { rows } from '../siem/local/duckdb';
-import { sqlLiteral } from '../siem/local/fields';
-import { EVENTS_TABLE } from '../siem/local/schema';
-import { compileStoredRun, projectCost } from './replay';
+import { projectCost, type CostModel } from '../domain/detection/cost-projection';
+import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import { compileRuleForTarget } from '../domain/rules/rule-compilation';
 
 /** What a shadow evaluation has accumulated; carried across continue-as-new. */
 export type ShadowState = {
@@ -33,18 +30,8 @@ export type ShadowSlice = { cursor: number; scanned: number; matched: number; by
 const DAY_MS = 86_400_000;
 const round = (x: number, places = 4) => Math.round(x * 10 ** places) / 10 ** places;
 
-/** The same logsource filter the store applies to `since` (lower-cased attributes). */
-function logsourceFilter(logsource?: RuleLogsource): string {
-  if (!logsource) return '';
-  let filter = '';
-  if (logsource.product !== undefined) filter += ` AND ls_product = ${sqlLiteral(logsource.product.toLowerCase())}`;
-  if (logsource.category !== undefined) filter += ` AND ls_category = ${sqlLiteral(logsource.category.toLowerCase())}`;
-  if (logsource.service !== undefined) filter += ` AND ls_service = ${sqlLiteral(logsource.service.toLowerCase())}`;
-  return filter;
-}
-
 /** The final figures of a shadow evaluation from its accumulated state (see the README). */
-export function shadowFigures(state: ShadowState, endedAt: string, costModel: Parameters<typeof projectCost>[0]) {
+export function shadowFigures(state: ShadowState, endedAt: string, costModel: CostModel) {
   const observedMs = Math.max(0, new Date(endedAt).getTime() - new Date(state.startedAt).getTime());
   const observedDays = observedMs / DAY_MS;
   return {
@@ -83,12 +70,17 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
     return row;
   }
 
+  /** The shadow's rule as its target runs it; a rule that does not compile is permanent (RuleDoesNotCompile). */
+  function compileShadowRule(s: { ruleContent: string; ruleId: string; version: number | null }, kind: string) {
+    return compileRuleForTarget(siem, s.ruleContent, s.ruleId, s.version ?? 0, kind);
+  }
+
   return {
-    /** Where the shadow starts reading: the store's cursor now, so only events ingested from now on count. */
+    /** Where the shadow starts reading: the target's cursor now, so only events ingested from now on count. */
     async beginShadow({ shadowId }: { shadowId: string }): Promise<{ cursor: number }> {
       const { s, kind } = await loadShadow(shadowId);
-      compileStoredRun(siem, s, kind);
-      return { cursor: await siem.localStore.latestCursor() };
+      compileShadowRule(s, kind);
+      return { cursor: await adapterFor(siem, kind).latestCursor(s.tenantId) };
     },
 
     /**
@@ -97,18 +89,10 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
      */
     async shadowSlice({ shadowId, cursor }: { shadowId: string; cursor: number }): Promise<ShadowSlice> {
       const { s, kind } = await loadShadow(shadowId);
-      const rule = compileStoredRun(siem, s, kind);
+      const rule = compileShadowRule(s, kind);
       const t0 = performance.now();
-      const found = await siem.localStore.since(s.tenantId, rule.query, cursor, { limit: 0, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
-      // `since` gives counts, not bytes: the bytes of the same slice (same tenant, cursor range and logsource).
-      const [bytes] = await siem.localStore.read((con) =>
-        rows(
-          con,
-          `SELECT coalesce(sum(raw_bytes), 0) AS b FROM ${EVENTS_TABLE}
-           WHERE tenant_id = ${sqlLiteral(s.tenantId)} AND seq > ${Math.trunc(cursor)} AND seq <= ${Math.trunc(found.cursor)}${logsourceFilter(rule.logsource)}`,
-        ),
-      );
-      return { cursor: found.cursor, scanned: found.scanned, matched: found.matched, bytesScanned: Number(bytes!.b), durationMs: round(performance.now() - t0, 3) };
+      const found = await adapterFor(siem, kind).evaluateSince(s.tenantId, rule, cursor, { limit: 0 });
+      return { cursor: found.cursor, scanned: found.scanned, matched: found.matched, bytesScanned: found.bytesScanned, durationMs: round(performance.now() - t0, 3) };
     },
 
     /** Writes the shadow's final figures and status; returns the figures. */

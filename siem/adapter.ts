@@ -41,6 +41,18 @@ export interface AdapterCapabilities {
   readonly maxSearchWindowDays: number | null;
 }
 
+/** A call an adapter cannot answer, as its capabilities say; callers check capabilities first. */
+export class MissingCapability extends Error {
+  override readonly name = 'MissingCapability';
+  constructor(
+    readonly kind: TargetKind,
+    readonly capability: keyof AdapterCapabilities,
+    why: string,
+  ) {
+    super(`${kind} targets lack ${capability}: ${why}`);
+  }
+}
+
 export interface CompileIssue {
   /** Stable code (e.g. `backend-unsupported`). */
   readonly code: string;
@@ -108,6 +120,25 @@ export interface MatchedEvent {
 
 export interface WindowSearchResult extends WindowCountResult {
   readonly events: readonly MatchedEvent[];
+  readonly truncated: boolean;
+}
+
+/** A matched event of a live evaluation, with its place in the target's commit order. */
+export interface CursorEvent extends MatchedEvent {
+  /** The event's cursor position: a cursor at or past it has evaluated it. */
+  readonly seq: number;
+}
+
+/**
+ * One live evaluation: the tenant's events committed after a cursor and up to the target's cursor
+ * at the start of the call, so that consecutive calls see every event once.
+ */
+export interface LiveEvaluationResult extends ScanStats {
+  /** The target's cursor the evaluation went up to; pass it back as `cursor` next time. */
+  readonly cursor: number;
+  readonly matched: number;
+  /** Matched events in commit order, at most `limit`. */
+  readonly events: readonly CursorEvent[];
   readonly truncated: boolean;
 }
 
@@ -180,6 +211,14 @@ export interface SiemAdapter<TRule = unknown> {
   search(tenantId: string, rule: CompiledRule, window: TimeWindow, options?: { limit?: number }): Promise<WindowSearchResult>;
   /** Splits a window into chunks of about `targetEvents` events for a chunked replay. */
   planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]>;
+
+  /**
+   * Live evaluation: the target's cursor now. Events committed after it are new to an evaluation
+   * that starts from it (a shadow run, a first detection run).
+   */
+  latestCursor(tenantId: string): Promise<number>;
+  /** Evaluates the rule on the tenant's events committed after `cursor`. Read-only. */
+  evaluateSince(tenantId: string, rule: CompiledRule, cursor: number, options?: { limit?: number }): Promise<LiveEvaluationResult>;
 
   deploy(request: DeployRequest): Promise<DeployResult>;
   undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult>;

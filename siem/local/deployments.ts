@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { CompiledRule, DeployedRule, DeploymentState, DeployRequest, DeployResult, RuleLogsource, UndeployResult } from '../adapter';
 import { exec, rows, transaction } from './duckdb';
+import { readCommittedCursor } from './event-queries';
 import type { LocalEventStore } from './event-store';
 
 /**
@@ -10,8 +11,11 @@ import type { LocalEventStore } from './event-store';
  * Idempotency: the deployment id is the key. Deploying an id again with the same rule is a no-op
  * (an activity retry); with a different rule it is a conflict. Deploying the version already active
  * for the rule under another id is also a no-op and answers the active deployment. At most one
- * deployment per (tenant, rule) is active; a new version supersedes the previous one and inherits
- * its detection cursor, so an upgrade neither re-alerts on old events nor skips new ones.
+ * deployment per (tenant, rule) is active; a new version supersedes the previous one.
+ *
+ * `detection_cursor` is still set (inherited from the superseded version), but scheduled detection
+ * is the service's now (activities/detection.ts, cursor in its database) and nothing here reads it;
+ * the column stays for the files that have it.
  */
 
 export const DEPLOYMENTS_DDL = `CREATE TABLE IF NOT EXISTS deployed_rules (
@@ -26,7 +30,7 @@ export const DEPLOYMENTS_DDL = `CREATE TABLE IF NOT EXISTS deployed_rules (
   state VARCHAR NOT NULL,         -- active | superseded | undeployed
   deployed_at TIMESTAMP NOT NULL,
   ended_at TIMESTAMP,
-  detection_cursor BIGINT NOT NULL -- events with seq ≤ this have been evaluated by scheduled detection
+  detection_cursor BIGINT NOT NULL -- set at deployment only: scheduled detection keeps its cursor in the service's database
 )`;
 
 /** Deploying an id that already names a different rule or version. */
@@ -69,7 +73,7 @@ export class DeploymentRegistry {
         let cursor = active?.detectionCursor;
         if (cursor === undefined) {
           // A first deployment detects from now on: history is what replay is for.
-          cursor = Number((await rows(con, `SELECT coalesce(max(high_water_seq), 0) AS c FROM ingest_batches`))[0]!.c);
+          cursor = await readCommittedCursor(con);
         }
         if (active) await exec(con, `UPDATE deployed_rules SET state = 'superseded', ended_at = $2::TIMESTAMP WHERE deployment_id = $1`, [active.deploymentId, iso(now)]);
         await exec(con, `INSERT INTO deployed_rules VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', $9::TIMESTAMP, NULL, $10)`, [
@@ -112,20 +116,6 @@ export class DeploymentRegistry {
   async history(tenantId: string, ruleId: string): Promise<ActiveDeployment[]> {
     await this.init();
     return this.store.read((con) => this.find(con, `tenant_id = $1 AND rule_id = $2 ORDER BY deployed_at DESC, deployment_id`, [tenantId, ruleId]));
-  }
-
-  /**
-   * Moves a deployment's detection cursor from `expected` to `next`; false when another run moved it
-   * first (the caller's results are then discarded, never applied twice). Runs on the caller's
-   * connection inside its transaction.
-   */
-  async advanceCursor(con: DuckDBConnection, deploymentId: string, expected: number, next: number): Promise<boolean> {
-    const r = await rows(
-      con,
-      `UPDATE deployed_rules SET detection_cursor = $3 WHERE deployment_id = $1 AND detection_cursor = $2 AND state = 'active' RETURNING deployment_id`,
-      [deploymentId, expected, next],
-    );
-    return r.length > 0;
   }
 
   private async find(con: DuckDBConnection, where: string, params: DuckDBValue[]): Promise<ActiveDeployment[]> {

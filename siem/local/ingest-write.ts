@@ -3,7 +3,7 @@ import { exec, rows as queryRows } from './duckdb';
 import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
 import { extraKeyText, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
-import type { IngestOptions, LineError, LogsourceValue } from './event-store';
+import type { IngestOptions, LineError, LogsourceValue } from './store-types';
 
 /**
  * The write of one staged ingest batch into the events table, inside a transaction the caller

@@ -1,24 +1,25 @@
-import type {
-  AdapterCapabilities,
-  AlertStats,
-  CompiledRule,
-  CompileResult,
-  DeployedRule,
-  DeployRequest,
-  DeployResult,
-  FixtureCase,
-  FixtureOutcome,
-  RunStats,
-  SiemAdapter,
-  TimeWindow,
-  UndeployResult,
-  WindowChunk,
-  WindowCountResult,
-  WindowSearchResult,
+import {
+  MissingCapability,
+  type AdapterCapabilities,
+  type AlertStats,
+  type CompiledRule,
+  type CompileResult,
+  type DeployedRule,
+  type DeployRequest,
+  type DeployResult,
+  type FixtureCase,
+  type FixtureOutcome,
+  type LiveEvaluationResult,
+  type RunStats,
+  type SiemAdapter,
+  type TimeWindow,
+  type UndeployResult,
+  type WindowChunk,
+  type WindowCountResult,
+  type WindowSearchResult,
 } from '../adapter';
 import { DeploymentRegistry } from './deployments';
 import type { LocalEventStore } from './event-store';
-import { ScheduledDetection, type DetectionRunOutcome } from './scheduled-detection';
 
 /**
  * How a rule becomes a WHERE expression over the local store. The Sigma engine's DuckDB SQL
@@ -34,10 +35,8 @@ export interface LocalFieldMapping {
 export interface LocalAdapterOptions<TRule> {
   readonly store: LocalEventStore;
   readonly compiler: LocalRuleCompiler<TRule>;
-  /** Clock for deployment and alert times (tests pin it). */
+  /** Clock for deployment times (tests pin it). */
   readonly now?: () => Date;
-  /** Alerts stored per deployment per detection run; matches beyond are counted only. */
-  readonly maxAlertsPerRun?: number;
 }
 
 /** The `local` target kind: an embedded SIEM over a LocalEventStore. */
@@ -47,14 +46,12 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
   private readonly compiler: LocalRuleCompiler<TRule>;
   private readonly now: () => Date;
   private readonly deployments: DeploymentRegistry;
-  private readonly detection: ScheduledDetection;
 
   constructor(options: LocalAdapterOptions<TRule>) {
     this.store = options.store;
     this.compiler = options.compiler;
     this.now = options.now ?? (() => new Date());
     this.deployments = new DeploymentRegistry(this.store);
-    this.detection = new ScheduledDetection(this.store, this.deployments, options.maxAlertsPerRun);
   }
 
   capabilities(): AdapterCapabilities {
@@ -64,8 +61,10 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
       historicalSearch: true,
       liveEvaluation: true,
       deploy: true,
-      alertStats: true,
-      runStats: true,
+      // Scheduled detection on local targets is the service's (activities/detection.ts): alerts and
+      // runs are in its database, not in this target.
+      alertStats: false,
+      runStats: false,
       maxSearchWindowDays: null,
     };
   }
@@ -103,6 +102,15 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
     return this.store.planChunks(tenantId, window, targetEvents);
   }
 
+  /** The store's cursor is store-wide (one commit order for every tenant), so it serves any tenant. */
+  latestCursor(_tenantId: string): Promise<number> {
+    return this.store.latestCursor();
+  }
+
+  evaluateSince(tenantId: string, rule: CompiledRule, cursor: number, options: { limit?: number } = {}): Promise<LiveEvaluationResult> {
+    return this.store.since(tenantId, rule.query, cursor, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
+  }
+
   deploy(request: DeployRequest): Promise<DeployResult> {
     return this.deployments.deploy(request, this.now());
   }
@@ -115,16 +123,11 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
     return (await this.deployments.listActive(tenantId)).map(({ detectionCursor: _cursor, ...d }) => d);
   }
 
-  /** One scheduled-detection pass for the tenant (the worker calls it on its schedule). */
-  runDetection(tenantId: string): Promise<DetectionRunOutcome[]> {
-    return this.detection.run(tenantId, this.now());
+  alertStats(_tenantId: string, _ruleId: string, _window: TimeWindow): Promise<AlertStats> {
+    return Promise.reject(new MissingCapability(this.kind, 'alertStats', "the service's database holds the alerts of local targets"));
   }
 
-  alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats> {
-    return this.detection.alertStats(tenantId, ruleId, window);
-  }
-
-  runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats> {
-    return this.detection.runStats(tenantId, ruleId, window);
+  runStats(_tenantId: string, _ruleId: string, _window: TimeWindow): Promise<RunStats> {
+    return Promise.reject(new MissingCapability(this.kind, 'runStats', "the service's database holds the detection runs of local targets"));
   }
 }

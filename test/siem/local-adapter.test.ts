@@ -1,4 +1,4 @@
-import type { CompiledRule, CompileResult } from '../../siem/adapter';
+import { MissingCapability, type CompiledRule, type CompileResult } from '../../siem/adapter';
 import { DeploymentConflictError } from '../../siem/local/deployments';
 import { LocalEventStore } from '../../siem/local/event-store';
 import { LocalSiemAdapter } from '../../siem/local/local-adapter';
@@ -76,6 +76,37 @@ describe('search and count', () => {
   });
 });
 
+describe('live evaluation', () => {
+  it("evaluates each event committed after the cursor once, with the rule's logsource and the tenant", async () => {
+    await ingest('acme', ['old\\powershell.exe']); // before the start: replay territory
+    const start = await adapter.latestCursor('acme');
+    await ingest('acme', ['a\\powershell.exe', 'b\\cmd.exe']);
+    await ingest('acme', ['c\\powershell.exe'], 'linux');
+    await ingest('other', ['d\\powershell.exe']);
+    const first = await adapter.evaluateSince('acme', psRule(1), start);
+    expect(first).toMatchObject({ scanned: 2, matched: 1, truncated: false });
+    expect(first.events.map((e) => e.event.Image)).toEqual(['a\\powershell.exe']);
+    expect(first.cursor).toBe(await adapter.latestCursor('acme')); // store-wide: past tenant other's batch too
+    expect(await adapter.evaluateSince('acme', psRule(1), first.cursor)).toMatchObject({ scanned: 0, matched: 0, bytesScanned: 0, events: [] });
+  });
+
+  it('reports the bytes scanned and counts matches beyond the limit without returning them', async () => {
+    await ingest('acme', ['a\\powershell.exe', 'b\\powershell.exe', 'c\\cmd.exe']);
+    const window = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+    const limited = await adapter.evaluateSince('acme', psRule(1), 0, { limit: 1 });
+    expect(limited).toMatchObject({ scanned: 3, matched: 2, truncated: true });
+    expect(limited.events.map((e) => [e.seq, e.event.Image])).toEqual([[1, 'a\\powershell.exe']]);
+    expect(limited.bytesScanned).toBe((await adapter.count('acme', psRule(1), window)).bytesScanned);
+    expect(limited.bytesScanned).toBeGreaterThan(0);
+    expect(await adapter.evaluateSince('acme', psRule(1), 0, { limit: 0 })).toMatchObject({ matched: 2, events: [], truncated: true, bytesScanned: limited.bytesScanned });
+  });
+
+  it('fails with the query error when the rule cannot run', async () => {
+    await ingest('acme', ['a\\powershell.exe']);
+    await expect(adapter.evaluateSince('acme', psRule(1, 'no_such_function("Image")'), 0)).rejects.toThrow(/no_such_function/);
+  });
+});
+
 describe('deployments', () => {
   it('is idempotent on the deployment id and on the active version', async () => {
     const first = await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
@@ -106,37 +137,13 @@ describe('deployments', () => {
   });
 });
 
-describe('scheduled detection and health statistics', () => {
-  const day = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
-
-  it('alerts once per new matching event and carries the cursor across versions', async () => {
-    await ingest('acme', ['old\\powershell.exe']); // before deployment: replay territory, not alerted
-    await adapter.deploy({ deploymentId: 'd1', tenantId: 'acme', rule: psRule(1) });
-    await ingest('acme', ['a\\powershell.exe', 'b\\cmd.exe']);
-    await ingest('acme', ['c\\powershell.exe'], 'linux');
-    const run1 = await adapter.runDetection('acme');
-    expect(run1).toEqual([{ deploymentId: 'd1', ruleId: 'rule-ps', scanned: 2, matched: 1, alertsCreated: 1, error: null }]);
-    expect((await adapter.runDetection('acme'))[0]).toMatchObject({ scanned: 0, alertsCreated: 0 });
-
-    await adapter.deploy({ deploymentId: 'd2', tenantId: 'acme', rule: psRule(2, `contains(lower("Image"), 'powershell')`) });
-    clock += 3_600_000;
-    await ingest('acme', ['d\\powershell.exe']);
-    expect((await adapter.runDetection('acme'))[0]).toMatchObject({ deploymentId: 'd2', scanned: 1, alertsCreated: 1 });
-
-    const alerts = await adapter.alertStats('acme', 'rule-ps', day);
-    expect(alerts).toMatchObject({ alerts: 2, perDay: [{ day: '2024-01-01', alerts: 2 }], firstAlertAt: new Date(T0 + 1000), lastAlertAt: new Date(T0 + 1000 + 3_600_000) });
-    const runs = await adapter.runStats('acme', 'rule-ps', day);
-    expect(runs).toMatchObject({ runs: 3, failedRuns: 0, eventsScanned: 3, lastError: null });
-  });
-
-  it('records a failing query as a failed run and leaves the cursor in place', async () => {
-    await adapter.deploy({ deploymentId: 'bad', tenantId: 'acme', rule: psRule(1, 'no_such_function("Image")') });
-    await ingest('acme', ['a\\powershell.exe']);
-    const [outcome] = await adapter.runDetection('acme');
-    expect(outcome!.error).toMatch(/no_such_function/);
-    const runs = await adapter.runStats('acme', 'rule-ps', day);
-    expect(runs).toMatchObject({ runs: 1, failedRuns: 1 });
-    expect(runs.lastError).toMatch(/no_such_function/);
-    expect((await adapter.alertStats('acme', 'rule-ps', day)).alerts).toBe(0);
+describe('alert and run statistics', () => {
+  // Scheduled detection on local targets is the service's (activities/detection.ts, tested in
+  // test/integration/detection.test.ts); it evaluates through evaluateSince above.
+  it("are not the local target's own: its capabilities say so and the calls refuse", async () => {
+    const day = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+    expect(adapter.capabilities()).toMatchObject({ liveEvaluation: true, alertStats: false, runStats: false });
+    await expect(adapter.alertStats('acme', 'rule-ps', day)).rejects.toThrow(MissingCapability);
+    await expect(adapter.runStats('acme', 'rule-ps', day)).rejects.toThrow(/local targets lack runStats/);
   });
 });
