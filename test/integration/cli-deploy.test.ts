@@ -1,11 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runCli, startCli, type CliEnv } from '../support/cli';
 import { createApiKey, startTestService, type TestService } from '../support/harness';
-
-const ROOT = path.join(__dirname, '../..');
-const BIN = path.join(ROOT, 'cli/bin.js');
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
 const rule = (id: string, revision: number) => `title: CLI deploy subject (revision ${revision})
@@ -21,46 +18,9 @@ detection:
   condition: selection
 `;
 
-type CliResult = { code: number; stdout: string; stderr: string };
-
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, ...env });
-
-/** The real binary in a child process; asynchronous, as the service under test runs in this jest process. */
-function cli(args: string[], env: Record<string, string>, cwd: string): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile('node', [BIN, ...args], { cwd, env: childEnv(env), timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/**
- * The binary left running in the background, as a CI job waiting for a reviewer: its output can be
- * read while it runs (to learn the approval id it prints), and its exit awaited afterwards.
- */
-function background(args: string[], env: Record<string, string>, cwd: string) {
-  const child = spawn('node', [BIN, ...args], { cwd, env: childEnv(env) });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const exited = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
-  // A process still waiting when the test gives up must not outlive it.
-  const killer = setTimeout(() => child.kill(), 50_000);
-  void exited.then(() => clearTimeout(killer));
-  return {
-    exited,
-    /** Resolves with the first match of `pattern` in stdout; fails if the process ends first. */
-    async output(pattern: RegExp): Promise<RegExpMatchArray> {
-      for (;;) {
-        const m = pattern.exec(stdout);
-        if (m) return m;
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before printing ${pattern}:\n${stdout}\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
+const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cwd });
+/** The binary left running in the background, as a CI job waiting for a reviewer. */
+const background = (args: string[], env: CliEnv, cwd: string) => startCli(args, { env, cwd, timeoutMs: 50_000 });
 
 describe('detflow deploy, approve/reject, rollback (the real binary against the real service)', () => {
   let svc: TestService;

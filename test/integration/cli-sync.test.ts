@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { run } from '../../cli/main';
+import { runCli } from '../support/cli';
 import { createApiKey, startTestService, until, type TestService } from '../support/harness';
-
-const BIN = path.join(__dirname, '../../cli/bin.js');
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
 const rule = (id: string, revision: number, title = 'Sync subject') => `title: ${title}
@@ -331,11 +329,7 @@ describe('detflow sync (the CLI against the real service)', () => {
   it('runs as the real binary: the plan’s exit code reaches the shell', async () => {
     const target = await newTarget('sync-binary');
     const dir = folder('binary', { 'r.yml': rule('5a000000-0000-4000-8000-000000000061', 1) });
-    const r = await new Promise<Result>((resolve) => {
-      execFile('node', [BIN, 'sync', dir, '--target', target], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-      );
-    });
+    const r = await runCli(['sync', dir, '--target', target], { env });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete, 0 unchanged\n');
