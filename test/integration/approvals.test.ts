@@ -1,20 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { deployments } from '../../db/schema';
-import { createApiKey, createTenant, startTestService, type TestService } from '../support/harness';
+import { createApiKey, createTenant, processRule, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = 'f0000000-0000-4000-8000-000000000001';
-const rule = (revision: number) => `title: Approved tool (revision ${revision})
-id: ${RULE_ID}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '${revision === 1 ? '\\approved.exe' : '\\approved2.exe'}'
-  condition: selection
-`;
+const rule = (revision: number) => processRule(RULE_ID, { title: `Approved tool (revision ${revision})`, level: 'medium', image: revision === 1 ? '\\approved.exe' : '\\approved2.exe' });
 
 describe('deploy with approval', () => {
   let svc: TestService;

@@ -2,21 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli, startCli, type CliEnv } from '../support/cli';
-import { createApiKey, startTestService, type TestService } from '../support/harness';
+import { createApiKey, processRule, startTestService, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
-const rule = (id: string, revision: number) => `title: CLI deploy subject (revision ${revision})
-id: ${id}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\cli-deploy-${revision}.exe'
-  condition: selection
-`;
+const rule = (id: string, revision: number) => processRule(id, { title: `CLI deploy subject (revision ${revision})`, level: 'medium', image: `\\cli-deploy-${revision}.exe` });
 
 const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cwd });
 /** The binary left running in the background, as a CI job waiting for a reviewer. */

@@ -3,34 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { run } from '../../cli/main';
 import { runCli } from '../support/cli';
-import { createApiKey, startTestService, until, type TestService } from '../support/harness';
+import { createApiKey, lintBrokenRule, processRule, startTestService, until, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
-const rule = (id: string, revision: number, title = 'Sync subject') => `title: ${title}
-id: ${id}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\sync-${revision}.exe'
-  condition: selection
-`;
-
-/** Stores fine (it has an id and a title) but lints with errors: an unknown modifier, an undefined condition name. */
-const lintBroken = (id: string) => `title: Broken for the target
-id: ${id}
-status: test
-level: high
-logsource:
-  product: windows
-detection:
-  selection:
-    Image|endswithh: 'x.exe'
-  condition: selection and filter
-`;
+const rule = (id: string, revision: number, title = 'Sync subject') => processRule(id, { title, level: 'medium', image: `\\sync-${revision}.exe` });
 
 type Result = { code: number; stdout: string; stderr: string };
 
@@ -298,7 +274,7 @@ describe('detflow sync (the CLI against the real service)', () => {
   it('refuses to apply rules with lint errors for the target, naming them', async () => {
     const target = await newTarget('sync-lint');
     const [good, broken] = ['5a000000-0000-4000-8000-000000000041', '5a000000-0000-4000-8000-000000000042'];
-    const dir = folder('lint', { 'good.yml': rule(good, 1), 'broken.yml': lintBroken(broken) });
+    const dir = folder('lint', { 'good.yml': rule(good, 1), 'broken.yml': lintBrokenRule(broken, 'Broken for the target') });
     const r = await sync(dir, '--target', target, '--apply');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`^create {4}${broken} a new version from ${dir}/broken.yml: Broken for the target\n {10}${dir}/broken.yml:\\d+:\\d+: error \\[`, 'm'));

@@ -4,23 +4,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli, type CliEnv } from '../support/cli';
-import { startTestService, type TestService } from '../support/harness';
+import { lintBrokenRule, startTestService, type TestService } from '../support/harness';
 
 const ROOT = path.join(__dirname, '../..');
 const EXAMPLE_RULE = path.join(ROOT, 'examples/rules/schtasks_temp_payload.yml');
 const EXAMPLE_RULE_ID = '4f1c2a7e-93d5-4b8e-a0c6-2d7e5b9f8a31';
 
-const BROKEN = `title: Broken
-id: 7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10
-status: test
-level: high
-logsource:
-  product: windows
-detection:
-  selection:
-    Image|endswithh: 'x.exe'
-  condition: selection and filter
-`;
+const BROKEN = lintBrokenRule('7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10');
 
 const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cwd });
 
