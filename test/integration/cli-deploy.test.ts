@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { runCli, startCli, type CliEnv } from '../support/cli';
-import { createApiKey, processRule, startTestService, type TestService } from '../support/harness';
+import { cliEnv, runCli, startCli, startCliTestBed, stopCliTestBed, type CliEnv } from '../support/cli';
+import { createReviewerKey, processRule, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
 const rule = (id: string, revision: number) => processRule(id, { title: `CLI deploy subject (revision ${revision})`, level: 'medium', image: `\\cli-deploy-${revision}.exe` });
@@ -26,18 +25,13 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     ((await svc.request('GET', `/api/v1/deployments?rule_id=${ruleId}&target=local&status=active`)).body.items as Array<{ version: number }>).map((d) => d.version);
 
   beforeAll(async () => {
-    svc = await startTestService();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-deploy-'));
     // The bootstrap token requests changes; a reviewer needs a token of its own, as the service refuses self-approval.
-    requester = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    const key = await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] });
-    reviewer = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: key.token };
+    ({ svc, dir, env: requester } = await startCliTestBed('detflow-cli-deploy-'));
+    const key = await createReviewerKey(svc);
+    reviewer = cliEnv(svc, key.token);
     reviewerKeyId = key.id;
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   it('pushes a rule file and deploys it without approval: exit 0 once the rule is live', async () => {
     const id = 'c1000000-0000-4000-8000-000000000001';

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { runCli } from '../support/cli';
-import { startTestService, type TestService } from '../support/harness';
+import { cliEnv, runCli, startCliTestBed, stopCliTestBed } from '../support/cli';
+import type { TestService } from '../support/harness';
 
 async function detflow(svc: TestService, args: string[]): Promise<{ code: number; out: string }> {
-  const { code, combined } = await runCli(args, { env: { ...process.env, NODE_OPTIONS: '', DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token } });
+  const { code, combined } = await runCli(args, { env: { ...process.env, NODE_OPTIONS: '', ...cliEnv(svc) } });
   return { code, out: combined };
 }
 
@@ -16,13 +15,9 @@ describe('detflow ingest', () => {
   let svc: TestService;
   let dir: string;
   beforeAll(async () => {
-    svc = await startTestService();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-ingest-'));
+    ({ svc, dir } = await startCliTestBed('detflow-ingest-'));
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   it('sends JSONL in batches and names rejected lines by their line in the file', async () => {
     const file = path.join(dir, 'events.jsonl');

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { run } from '../../cli/main';
-import { runCli } from '../support/cli';
-import { createApiKey, lintBrokenRule, processRule, startTestService, until, type TestService } from '../support/harness';
+import { runCli, startCliTestBed, stopCliTestBed } from '../support/cli';
+import { createReviewerKey, lintBrokenRule, processRule, until, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
 const rule = (id: string, revision: number, title = 'Sync subject') => processRule(id, { title, level: 'medium', image: `\\sync-${revision}.exe` });
@@ -69,15 +68,10 @@ describe('detflow sync (the CLI against the real service)', () => {
   const versionCount = async (ruleId: string) => (await svc.request('GET', `/api/v1/rules/${ruleId}/versions`)).body.items.length as number;
 
   beforeAll(async () => {
-    svc = await startTestService();
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-sync-'));
-    env = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    ({ svc, dir: root, env } = await startCliTestBed('detflow-cli-sync-'));
+    reviewer = (await createReviewerKey(svc)).token;
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir: root }));
 
   it('plans create, update, delete and unchanged with a diff; applies them; then has nothing to do', async () => {
     const target = await newTarget('sync-plan');

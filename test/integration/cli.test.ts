@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { runCli, type CliEnv } from '../support/cli';
-import { lintBrokenRule, startTestService, type TestService } from '../support/harness';
+import { runCli, startCliTestBed, stopCliTestBed, type CliEnv } from '../support/cli';
+import { lintBrokenRule, type TestService } from '../support/harness';
 
 const ROOT = path.join(__dirname, '../..');
 const EXAMPLE_RULE = path.join(ROOT, 'examples/rules/schtasks_temp_payload.yml');
@@ -59,15 +58,10 @@ describe('detflow CLI (the real binary against the real service)', () => {
   const run = (...args: string[]) => cli(args, env, dir);
 
   beforeAll(async () => {
-    svc = await startTestService();
-    env = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-'));
+    ({ svc, dir, env } = await startCliTestBed('detflow-cli-'));
     fs.writeFileSync(path.join(dir, 'broken.yml'), BROKEN);
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   describe('lint', () => {
     it('passes a clean rule with exit 0, printing findings as file:line:column and a summary', async () => {

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { startTestService, type TestService } from './harness';
 
 /** The `detflow` command as it is installed. */
 export const CLI_BIN = path.join(__dirname, '../../cli/bin.js');
@@ -65,4 +68,23 @@ export function startCli(args: string[], { env, cwd, timeoutMs = 60_000 }: CliOp
 /** The real binary run to its end (see `startCli`). */
 export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return startCli(args, options).exited;
+}
+
+/** The environment that points the command at `svc`, signed in with `token` (the bootstrap admin's unless told). */
+export function cliEnv(svc: TestService, token = svc.token): { DETFLOW_URL: string; DETFLOW_TOKEN: string } {
+  return { DETFLOW_URL: svc.url, DETFLOW_TOKEN: token };
+}
+
+/** The service under test, a scratch folder for the command's files, and `cliEnv` of the service. */
+export type CliTestBed = { svc: TestService; dir: string; env: { DETFLOW_URL: string; DETFLOW_TOKEN: string } };
+
+/** Starts the service and makes the scratch folder (named from `folderPrefix`); `stopCliTestBed` undoes both. */
+export async function startCliTestBed(folderPrefix: string): Promise<CliTestBed> {
+  const svc = await startTestService();
+  return { svc, dir: fs.mkdtempSync(path.join(os.tmpdir(), folderPrefix)), env: cliEnv(svc) };
+}
+
+export async function stopCliTestBed({ svc, dir }: Pick<CliTestBed, 'svc' | 'dir'>): Promise<void> {
+  await svc.close();
+  fs.rmSync(dir, { recursive: true, force: true });
 }
