@@ -1,20 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { deployments } from '../../db/schema';
-import { createApiKey, createTenant, startTestService, type TestService } from '../support/harness';
+import { createApiKey, createCiKey, createReviewerKey, createTenant, processRule, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = 'f0000000-0000-4000-8000-000000000001';
-const rule = (revision: number) => `title: Approved tool (revision ${revision})
-id: ${RULE_ID}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '${revision === 1 ? '\\approved.exe' : '\\approved2.exe'}'
-  condition: selection
-`;
+const rule = (revision: number) => processRule(RULE_ID, { title: `Approved tool (revision ${revision})`, level: 'medium', image: revision === 1 ? '\\approved.exe' : '\\approved2.exe' });
 
 describe('deploy with approval', () => {
   let svc: TestService;
@@ -22,8 +11,8 @@ describe('deploy with approval', () => {
   let reviewer: string;
   beforeAll(async () => {
     svc = await startTestService();
-    requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
-    reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    requester = (await createCiKey(svc)).token;
+    reviewer = (await createReviewerKey(svc)).token;
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(1) } })).status).toBe(201);
     // 14 matching events over the last week: the projection is 2 alerts/day.
     const day = 86_400_000;

@@ -1,66 +1,14 @@
-import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createApiKey, startTestService, type TestService } from '../support/harness';
-
-const ROOT = path.join(__dirname, '../..');
-const BIN = path.join(ROOT, 'cli/bin.js');
+import { cliEnv, runCli, startCli, startCliTestBed, stopCliTestBed, type CliEnv } from '../support/cli';
+import { createReviewerKey, processRule, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
-const rule = (id: string, revision: number) => `title: CLI deploy subject (revision ${revision})
-id: ${id}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\cli-deploy-${revision}.exe'
-  condition: selection
-`;
+const rule = (id: string, revision: number) => processRule(id, { title: `CLI deploy subject (revision ${revision})`, level: 'medium', image: `\\cli-deploy-${revision}.exe` });
 
-type CliResult = { code: number; stdout: string; stderr: string };
-
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, ...env });
-
-/** The real binary in a child process; asynchronous, as the service under test runs in this jest process. */
-function cli(args: string[], env: Record<string, string>, cwd: string): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile('node', [BIN, ...args], { cwd, env: childEnv(env), timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/**
- * The binary left running in the background, as a CI job waiting for a reviewer: its output can be
- * read while it runs (to learn the approval id it prints), and its exit awaited afterwards.
- */
-function background(args: string[], env: Record<string, string>, cwd: string) {
-  const child = spawn('node', [BIN, ...args], { cwd, env: childEnv(env) });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const exited = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
-  // A process still waiting when the test gives up must not outlive it.
-  const killer = setTimeout(() => child.kill(), 50_000);
-  void exited.then(() => clearTimeout(killer));
-  return {
-    exited,
-    /** Resolves with the first match of `pattern` in stdout; fails if the process ends first. */
-    async output(pattern: RegExp): Promise<RegExpMatchArray> {
-      for (;;) {
-        const m = pattern.exec(stdout);
-        if (m) return m;
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before printing ${pattern}:\n${stdout}\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
+const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cwd });
+/** The binary left running in the background, as a CI job waiting for a reviewer. */
+const background = (args: string[], env: CliEnv, cwd: string) => startCli(args, { env, cwd, timeoutMs: 50_000 });
 
 describe('detflow deploy, approve/reject, rollback (the real binary against the real service)', () => {
   let svc: TestService;
@@ -77,18 +25,13 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     ((await svc.request('GET', `/api/v1/deployments?rule_id=${ruleId}&target=local&status=active`)).body.items as Array<{ version: number }>).map((d) => d.version);
 
   beforeAll(async () => {
-    svc = await startTestService();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-deploy-'));
     // The bootstrap token requests changes; a reviewer needs a token of its own, as the service refuses self-approval.
-    requester = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    const key = await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] });
-    reviewer = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: key.token };
+    ({ svc, dir, env: requester } = await startCliTestBed('detflow-cli-deploy-'));
+    const key = await createReviewerKey(svc);
+    reviewer = cliEnv(svc, key.token);
     reviewerKeyId = key.id;
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   it('pushes a rule file and deploys it without approval: exit 0 once the rule is live', async () => {
     const id = 'c1000000-0000-4000-8000-000000000001';

@@ -1,20 +1,12 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { startTestService, type TestService } from '../support/harness';
+import { cliEnv, runCli, startCliTestBed, stopCliTestBed } from '../support/cli';
+import type { TestService } from '../support/harness';
 
-const BIN = path.join(__dirname, '../../cli/bin.js');
-
-function detflow(svc: TestService, args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NODE_OPTIONS: '', DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token } });
-    let out = '';
-    child.stdout.on('data', (d) => (out += String(d)));
-    child.stderr.on('data', (d) => (out += String(d)));
-    child.on('close', (code) => resolve({ code, out }));
-  });
+async function detflow(svc: TestService, args: string[]): Promise<{ code: number; out: string }> {
+  const { code, combined } = await runCli(args, { env: { ...process.env, NODE_OPTIONS: '', ...cliEnv(svc) } });
+  return { code, out: combined };
 }
 
 const event = (i: number) => ({ '@timestamp': `2026-11-20T10:00:${String(i).padStart(2, '0')}Z`, Image: `C:\\t\\p${i}.exe`, EventID: 1 });
@@ -23,13 +15,9 @@ describe('detflow ingest', () => {
   let svc: TestService;
   let dir: string;
   beforeAll(async () => {
-    svc = await startTestService();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-ingest-'));
+    ({ svc, dir } = await startCliTestBed('detflow-ingest-'));
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   it('sends JSONL in batches and names rejected lines by their line in the file', async () => {
     const file = path.join(dir, 'events.jsonl');

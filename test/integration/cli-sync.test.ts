@@ -1,38 +1,11 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { run } from '../../cli/main';
-import { createApiKey, startTestService, until, type TestService } from '../support/harness';
-
-const BIN = path.join(__dirname, '../../cli/bin.js');
+import { runCli, startCliTestBed, stopCliTestBed } from '../support/cli';
+import { createReviewerKey, lintBrokenRule, processRule, until, type TestService } from '../support/harness';
 
 /** A rule whose selection names the revision, so each revision is a new version in the registry. */
-const rule = (id: string, revision: number, title = 'Sync subject') => `title: ${title}
-id: ${id}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\sync-${revision}.exe'
-  condition: selection
-`;
-
-/** Stores fine (it has an id and a title) but lints with errors: an unknown modifier, an undefined condition name. */
-const lintBroken = (id: string) => `title: Broken for the target
-id: ${id}
-status: test
-level: high
-logsource:
-  product: windows
-detection:
-  selection:
-    Image|endswithh: 'x.exe'
-  condition: selection and filter
-`;
+const rule = (id: string, revision: number, title = 'Sync subject') => processRule(id, { title, level: 'medium', image: `\\sync-${revision}.exe` });
 
 type Result = { code: number; stdout: string; stderr: string };
 
@@ -95,15 +68,10 @@ describe('detflow sync (the CLI against the real service)', () => {
   const versionCount = async (ruleId: string) => (await svc.request('GET', `/api/v1/rules/${ruleId}/versions`)).body.items.length as number;
 
   beforeAll(async () => {
-    svc = await startTestService();
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-sync-'));
-    env = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    ({ svc, dir: root, env } = await startCliTestBed('detflow-cli-sync-'));
+    reviewer = (await createReviewerKey(svc)).token;
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir: root }));
 
   it('plans create, update, delete and unchanged with a diff; applies them; then has nothing to do', async () => {
     const target = await newTarget('sync-plan');
@@ -300,7 +268,7 @@ describe('detflow sync (the CLI against the real service)', () => {
   it('refuses to apply rules with lint errors for the target, naming them', async () => {
     const target = await newTarget('sync-lint');
     const [good, broken] = ['5a000000-0000-4000-8000-000000000041', '5a000000-0000-4000-8000-000000000042'];
-    const dir = folder('lint', { 'good.yml': rule(good, 1), 'broken.yml': lintBroken(broken) });
+    const dir = folder('lint', { 'good.yml': rule(good, 1), 'broken.yml': lintBrokenRule(broken, 'Broken for the target') });
     const r = await sync(dir, '--target', target, '--apply');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`^create {4}${broken} a new version from ${dir}/broken.yml: Broken for the target\n {10}${dir}/broken.yml:\\d+:\\d+: error \\[`, 'm'));
@@ -331,11 +299,7 @@ describe('detflow sync (the CLI against the real service)', () => {
   it('runs as the real binary: the plan’s exit code reaches the shell', async () => {
     const target = await newTarget('sync-binary');
     const dir = folder('binary', { 'r.yml': rule('5a000000-0000-4000-8000-000000000061', 1) });
-    const r = await new Promise<Result>((resolve) => {
-      execFile('node', [BIN, 'sync', dir, '--target', target], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-      );
-    });
+    const r = await runCli(['sync', dir, '--target', target], { env });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('Plan: 1 to create, 0 to update, 0 to delete, 0 unchanged\n');

@@ -1,43 +1,17 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { startTestService, type TestService } from '../support/harness';
+import { runCli, startCliTestBed, stopCliTestBed, type CliEnv } from '../support/cli';
+import { lintBrokenRule, type TestService } from '../support/harness';
 
 const ROOT = path.join(__dirname, '../..');
-const BIN = path.join(ROOT, 'cli/bin.js');
 const EXAMPLE_RULE = path.join(ROOT, 'examples/rules/schtasks_temp_payload.yml');
 const EXAMPLE_RULE_ID = '4f1c2a7e-93d5-4b8e-a0c6-2d7e5b9f8a31';
 
-const BROKEN = `title: Broken
-id: 7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10
-status: test
-level: high
-logsource:
-  product: windows
-detection:
-  selection:
-    Image|endswithh: 'x.exe'
-  condition: selection and filter
-`;
+const BROKEN = lintBrokenRule('7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10');
 
-type CliResult = { code: number; stdout: string; stderr: string };
-
-/**
- * The real binary in a child process, as CI runs it. Asynchronous on purpose: the service under
- * test runs in this jest process and must keep answering while the CLI waits for it.
- */
-function cli(args: string[], env: Record<string, string | undefined>, cwd: string): Promise<CliResult> {
-  const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
-  return new Promise((resolve) => {
-    execFile('node', [BIN, ...args], { cwd, env: childEnv, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cwd });
 
 type JUnitCaseSeen = { suite: string; name: string; file: string | undefined; failure?: { message: string; body: string }; error?: { message: string }; systemOut?: string };
 
@@ -84,15 +58,10 @@ describe('detflow CLI (the real binary against the real service)', () => {
   const run = (...args: string[]) => cli(args, env, dir);
 
   beforeAll(async () => {
-    svc = await startTestService();
-    env = { DETFLOW_URL: svc.url, DETFLOW_TOKEN: svc.token };
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-cli-'));
+    ({ svc, dir, env } = await startCliTestBed('detflow-cli-'));
     fs.writeFileSync(path.join(dir, 'broken.yml'), BROKEN);
   });
-  afterAll(async () => {
-    await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCliTestBed({ svc, dir }));
 
   describe('lint', () => {
     it('passes a clean rule with exit 0, printing findings as file:line:column and a summary', async () => {

@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
 import { deployments } from '../../db/schema';
 import type { DeployRequest, DeployResult } from '../../siem/adapter';
-import { createApiKey, imageRule, startTestService, until, type TestService } from '../support/harness';
+import { createCiKey, imageRule, startTestService, until, type TestService } from '../support/harness';
 
 /**
  * A worker that dies while the adapter deploy is in flight. The crash is made deterministic by
@@ -123,7 +123,7 @@ describe('a worker killed while deploying: the deployment happens exactly once',
     svc = await startTestService();
     probe = new DeployProbe(svc);
     receiver = await startReceiver();
-    requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
+    requester = (await createCiKey(svc)).token;
     for (const [id, image] of [[RULE_A, 'crash-a.exe'], [RULE_B, 'crash-b.exe']] as const) {
       expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image) } })).status).toBe(201);
     }

@@ -1,24 +1,8 @@
-import { createTenant, startTestService, type TestService } from '../support/harness';
+import { createTenant, processRule, startTestService, type RuleParts, type TestService } from '../support/harness';
 
 const IDS = ['a0000000-0000-4000-8000-000000000001', 'a0000000-0000-4000-8000-000000000002', 'a0000000-0000-4000-8000-000000000003'];
 
-function rule(id: string, o: { title?: string; level?: string; status?: string; tags?: string[]; product?: string; category?: string; image?: string } = {}) {
-  return [
-    `title: ${o.title ?? 'Rule ' + id.slice(-1)}`,
-    `id: ${id}`,
-    `status: ${o.status ?? 'test'}`,
-    `level: ${o.level ?? 'medium'}`,
-    ...(o.tags ? ['tags:', ...o.tags.map((t) => `  - ${t}`)] : []),
-    'logsource:',
-    `  product: ${o.product ?? 'windows'}`,
-    `  category: ${o.category ?? 'process_creation'}`,
-    'detection:',
-    '  selection:',
-    `    Image|endswith: '${o.image ?? '\\evil.exe'}'`,
-    '  condition: selection',
-    '',
-  ].join('\n');
-}
+const rule = (id: string, parts: RuleParts = {}) => processRule(id, { title: 'Rule ' + id.slice(-1), level: 'medium', ...parts });
 
 describe('rule registry', () => {
   let svc: TestService;

@@ -1,19 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { deployments } from '../../db/schema';
-import { createApiKey, startTestService, type TestService } from '../support/harness';
+import { createApiKey, processRule, startTestService, type TestService } from '../support/harness';
 
-const rule = (id: string, revision: number) => `title: Rollback subject (revision ${revision})
-id: ${id}
-status: test
-level: low
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\r${revision}.exe'
-  condition: selection
-`;
+const rule = (id: string, revision: number) => processRule(id, { title: `Rollback subject (revision ${revision})`, level: 'low', image: `\\r${revision}.exe` });
 
 describe('POST /rules/rollback', () => {
   let svc: TestService;

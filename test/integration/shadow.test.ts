@@ -1,21 +1,10 @@
 import crypto from 'node:crypto';
 import { count, eq } from 'drizzle-orm';
 import { alerts, shadowRuns } from '../../db/schema';
-import { createTenant, startTestService, type TestService, until } from '../support/harness';
+import { createTenant, processRule, startTestService, type TestService, until } from '../support/harness';
 
 const RULE_ID = '5aad0000-0000-4000-8000-000000000001';
-const ruleText = `title: Shadowed tool
-id: ${RULE_ID}
-status: test
-level: medium
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\shadowy.exe'
-  condition: selection
-`;
+const ruleText = processRule(RULE_ID, { title: 'Shadowed tool', level: 'medium', image: '\\shadowy.exe' });
 const COST_MODEL = { currency: 'USD', price_per_gb_scanned: 5000, triage_minutes_per_alert: 12, cost_per_analyst_hour: 90 };
 
 let n = 0;

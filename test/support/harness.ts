@@ -228,21 +228,79 @@ export async function createApiKey(svc: TestService, adminToken: string, body: R
   return { id: res.body.id, token: res.body.token };
 }
 
-export function sigmaRule(id: string, title = 'Suspicious process', extra = ''): string {
+/** The key a CI pipeline works with: it stores rules and requests deployments, but approves none. */
+export function createCiKey(svc: TestService): Promise<{ id: string; token: string }> {
+  return createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] });
+}
+
+/** The key of a reviewer: it approves or rejects what others requested, and deploys nothing itself. */
+export function createReviewerKey(svc: TestService): Promise<{ id: string; token: string }> {
+  return createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] });
+}
+
+/** What a test may change in the rule `processRule` writes; each part left out is as shown. */
+export type RuleParts = {
+  /** 'Suspicious process' */
+  title?: string;
+  /** 'test' */
+  status?: string;
+  /** 'high' */
+  level?: string;
+  /** none */
+  tags?: string[];
+  /** 'process_creation' */
+  category?: string;
+  /** 'windows' */
+  product?: string;
+  /** What `Image|endswith` matches, as it stands between the quotes: '\\evil.exe' (one backslash). */
+  image?: string;
+};
+
+/** A Sigma rule with one selection on the process image, as YAML text ending in a newline. */
+export function processRule(id: string, parts: RuleParts = {}): string {
   return [
-    `title: ${title}`,
+    `title: ${parts.title ?? 'Suspicious process'}`,
     `id: ${id}`,
-    'status: test',
-    'level: high',
+    `status: ${parts.status ?? 'test'}`,
+    `level: ${parts.level ?? 'high'}`,
+    ...(parts.tags ? ['tags:', ...parts.tags.map((t) => `  - ${t}`)] : []),
     'logsource:',
-    '  category: process_creation',
-    '  product: windows',
+    `  category: ${parts.category ?? 'process_creation'}`,
+    `  product: ${parts.product ?? 'windows'}`,
     'detection:',
     '  selection:',
-    "    Image|endswith: '\\evil.exe'",
+    `    Image|endswith: '${parts.image ?? '\\evil.exe'}'`,
     '  condition: selection',
-    extra,
+    '',
   ].join('\n');
+}
+
+/** `processRule` matching `\evil.exe`, with `extra` after it. */
+export function sigmaRule(id: string, title = 'Suspicious process', extra = ''): string {
+  return processRule(id, { title }) + extra;
+}
+
+/** A process-creation rule matching one image name; `revision` changes its text for a new version. */
+export function imageRule(id: string, image: string, revision = 1): string {
+  return processRule(id, { title: `Detect ${image} (revision ${revision})`, image: `\\${image}` });
+}
+
+/**
+ * Stores (it has an id and a title) but lints with errors: an unknown modifier at 9:5 and, at 10:28,
+ * a condition naming a selection that is not there.
+ */
+export function lintBrokenRule(id: string, title = 'Broken'): string {
+  return `title: ${title}
+id: ${id}
+status: test
+level: high
+logsource:
+  product: windows
+detection:
+  selection:
+    Image|endswithh: 'x.exe'
+  condition: selection and filter
+`;
 }
 
 let runtimeInstalled = false;
@@ -262,22 +320,6 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, s
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/** A process-creation rule matching one image name; `revision` changes its text for a new version. */
-export function imageRule(id: string, image: string, revision = 1): string {
-  return `title: Detect ${image} (revision ${revision})
-id: ${id}
-status: test
-level: high
-logsource:
-  category: process_creation
-  product: windows
-detection:
-  selection:
-    Image|endswith: '\\${image}'
-  condition: selection
-`;
 }
 
 /** Scheduled detection on the built-in local target every second, so alerts come within seconds. */
