@@ -57,7 +57,8 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
       ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
-    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as { status: number }).status).toBe(403);
+    // The refusal the API answers with 403 resource-limit.
+    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as { kind: string }).kind).toBe('resource-limit');
     const rows = await svc.database.db.select().from(shadowRuns).where(eq(shadowRuns.tenantId, 'slots-slow'));
     expect(rows).toHaveLength(2);
     await svc.database.db.delete(shadowRuns).where(eq(shadowRuns.tenantId, 'slots-slow'));
