@@ -1,6 +1,6 @@
 import type { DetectionItem, SigmaValue } from '../model';
 import { ANY, endsWithAny, normaliseParts, startsWithAny } from '../string';
-import { makeGetter } from './field-mapping';
+import { mappedFieldReader } from './field-mapping';
 import type { EventMatcher, ItemCompiler, SigmaEvent } from './types';
 import { compileValueGroup } from './value-tests';
 
@@ -8,7 +8,7 @@ import { compileValueGroup } from './value-tests';
 
 export function compileFieldItem(item: DetectionItem, compiler: ItemCompiler, slots: Map<string, number>): EventMatcher {
   const field = item.field!;
-  const get = makeGetter(field, compiler.options.fieldMapping);
+  const get = mappedFieldReader(field, compiler.options.fieldMapping);
   const only = item.values.length === 1 ? item.values[0] : undefined;
   let test: EventMatcher;
   if (only?.kind === 'exists') {
@@ -64,7 +64,7 @@ export function compileKeywordItem(item: DetectionItem, compiler: ItemCompiler):
   };
   const values = item.values.map(wrap);
   const groups = item.linking === 'and' ? values.map((v) => compileValueGroup([v], item, compiler, undefined)) : [compileValueGroup(values, item, compiler, undefined)];
-  const fields = compiler.options.keywordFields?.map((f) => makeGetter(f, compiler.options.fieldMapping));
+  const fields = compiler.options.keywordFields?.map((f) => mappedFieldReader(f, compiler.options.fieldMapping));
   const test: EventMatcher = (e) => {
     const leaves: string[] = [];
     if (fields) for (const g of fields) collectLeaves(g(e), leaves, 0);

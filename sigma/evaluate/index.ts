@@ -12,7 +12,7 @@
  *  - Regexes are unanchored searches over at most `maxRegexInput` characters of the value.
  */
 export { compileCondition, compileDetectionItem, compileRule } from './compile';
-export { getFieldValue } from './field-mapping';
+export { mappedFieldNames } from './field-mapping';
 export { resolvePlaceholders } from './placeholders';
 export { parseTimestamp, timePartOf } from './timestamps';
 export { compileRegex } from './value-tests';

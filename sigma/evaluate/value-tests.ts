@@ -2,7 +2,7 @@ import { SigmaError } from '../errors';
 import type { CidrValue, CompareValue, DetectionItem, FieldRefValue, PlaceholderValue, RegexValue, SigmaValue, StringValue } from '../model';
 import { networkMask, parseIp } from '../net';
 import { analyseRegex, isCatastrophic, toJsRegExp } from '../regex';
-import { makeGetter } from './field-mapping';
+import { mappedFieldReader } from './field-mapping';
 import { resolvePlaceholders } from './placeholders';
 import { compileStringSet } from './string-sets';
 import { parseTimestamp, timePartOf } from './timestamps';
@@ -62,7 +62,7 @@ function compileCidr(v: CidrValue): ScalarTest {
 }
 
 function compileFieldRef(v: FieldRefValue, compiler: ItemCompiler): ScalarTest {
-  const other = makeGetter(v.field, compiler.options.fieldMapping);
+  const other = mappedFieldReader(v.field, compiler.options.fieldMapping);
   return (raw, event) => {
     let a = scalarToText(raw);
     let b = scalarToText(other(event));
