@@ -23,7 +23,10 @@ export function fieldReader(name: string): (event: Event) => unknown {
 }
 
 function ownValue(target: object, key: string): unknown {
-  return Object.hasOwn(target, key) ? (target as Record<string, unknown>)[key] : undefined;
+  // Reading first and asking hasOwn only about values that exist keeps absent fields cheap: an
+  // inherited member is always defined, so an undefined read is absent either way.
+  const value = (target as Record<string, unknown>)[key];
+  return value !== undefined && Object.hasOwn(target, key) ? value : undefined;
 }
 
 function readField(event: Event, name: string, path: readonly string[] | undefined): unknown {
