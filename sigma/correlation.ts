@@ -1,5 +1,6 @@
-import { compileCondition, compileRule, getFieldValue, parseTimestamp, type CompileOptions, type EventMatcher, type SigmaEvent } from './evaluate';
+import { compileCondition, compileRule, parseTimestamp, type CompileOptions, type EventMatcher, type SigmaEvent } from './evaluate';
 import { SigmaError } from './errors';
+import { fieldValue } from './field-access';
 import type { CorrelationCondition, SigmaCorrelation, SigmaDocument, SigmaRule } from './model';
 
 /**
@@ -35,7 +36,7 @@ const DEFAULT_TIME_FIELDS = ['@timestamp', 'timestamp', 'TimeCreated_SystemTime'
 
 function defaultTimestamp(event: SigmaEvent): number | undefined {
   for (const f of DEFAULT_TIME_FIELDS) {
-    const d = parseTimestamp(getFieldValue(event, f));
+    const d = parseTimestamp(fieldValue(event, f));
     if (d) return d.getTime();
   }
   return undefined;
@@ -146,7 +147,7 @@ export function createCorrelationEngine(documents: readonly SigmaDocument[], opt
     corr.groupBy.map((g) => {
       const alias = corr.aliases[g];
       const field = alias ? (ref.names.map((n) => alias[n]).find((f) => f !== undefined) ?? g) : g;
-      return getFieldValue(event, field) ?? null;
+      return fieldValue(event, field) ?? null;
     });
 
   const evaluate = (state: CorrelationState, signals: Signal[]): number | undefined => {
@@ -204,7 +205,7 @@ export function createCorrelationEngine(documents: readonly SigmaDocument[], opt
       state.groups.set(key, signals);
     }
     const field = corr.condition?.field;
-    signals.push({ ts, ref: refIndex, value: field === undefined ? undefined : getFieldValue(event, field) });
+    signals.push({ ts, ref: refIndex, value: field === undefined ? undefined : fieldValue(event, field) });
     const windowStart = ts - corr.timespanMs;
     let drop = 0;
     while (drop < signals.length && signals[drop]!.ts < windowStart) drop++;

@@ -12,12 +12,14 @@ export { analyseRegex, isCatastrophic, toJsRegExp, type RegexIssue } from './reg
 export {
   compileRule,
   compileCondition,
-  getFieldValue,
   type CompileOptions,
   type CompiledRule,
   type EventMatcher,
   type SigmaEvent,
 } from './evaluate';
+export { fieldValue } from './field-access';
+/** @deprecated the same function as `fieldValue`, under its former name. */
+export { fieldValue as getFieldValue } from './field-access';
 export { createCorrelationEngine, type CorrelationAlert, type CorrelationEngine, type CorrelationOptions } from './correlation';
 export { capabilitiesOf, type Capabilities } from './capabilities';
 export {

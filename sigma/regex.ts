@@ -1,4 +1,5 @@
 import './regex-engine';
+import { regexTokens } from './regex-tokens';
 
 /**
  * Sigma regexes are a PCRE subset. Node has no RE2, so backtracking blow-ups must be caught before
@@ -153,25 +154,19 @@ function iterationsAreSeparated(branch: string): boolean {
 export function analyseRegex(pattern: string): RegexIssue[] {
   const issues: RegexIssue[] = [];
   const stack: GroupFrame[] = [{ hasQuantifier: false, branches: [], branchStart: 0, start: 0 }];
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      if (!inClass && /[1-9k]/.test(pattern[i + 1] ?? '')) {
+  // Offsets before this belong to a quantifier already read with the atom or group it follows.
+  let consumedUntil = 0;
+  // Historically this check ends a class at the `]` of `[^]`; re2Incompatibility reads it as PCRE.
+  for (const token of regexTokens(pattern, { literalBracketAfterCaret: false })) {
+    const i = token.at;
+    if (i < consumedUntil) continue;
+    if (token.kind === 'escape') {
+      if (!token.inClass && /[1-9k]/.test(token.escaped)) {
         issues.push({ code: 'backreference', message: 'backreferences are not supported by RE2-based backends' });
       }
-      i++;
       continue;
     }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      if (pattern[i + 1] === ']') i++;
-      continue;
-    }
+    const c = token.char;
     const top = stack[stack.length - 1]!;
     if (c === '(') {
       const ahead = pattern.slice(i + 1, i + 4);
@@ -217,15 +212,15 @@ export function analyseRegex(pattern: string): RegexIssue[] {
         }
       }
       parent.hasQuantifier ||= group.hasQuantifier || (qLen > 0 && isUnbounded(q));
-      if (qLen > 0) i += qLen;
+      consumedUntil = i + 1 + qLen;
       continue;
     }
     const qLen = quantifierAt(pattern, i);
     if (qLen > 0) {
       // A quantifier applies to the previous atom; `+?`/`*?` lazy suffixes are part of it.
       if (isUnbounded(pattern.slice(i, i + qLen))) top.hasQuantifier = true;
-      i += qLen - 1;
-      if (pattern[i + 1] === '?' || pattern[i + 1] === '+') i++;
+      consumedUntil = i + qLen;
+      if (pattern[consumedUntil] === '?' || pattern[consumedUntil] === '+') consumedUntil++;
     }
   }
   return issues;
@@ -236,25 +231,12 @@ export function analyseRegex(pattern: string): RegexIssue[] {
  * when it takes it: the escapes, groups and quantifiers it lacks, and repeat counts over 1,000.
  */
 export function re2Incompatibility(pattern: string): string | undefined {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      const next = pattern[i + 1] ?? '';
-      if (/[cuZeGhRKkX]/.test(next)) return `the escape \\${next}`;
-      i++;
+  for (const token of regexTokens(pattern, { literalBracketAfterCaret: true })) {
+    if (token.kind === 'escape') {
+      if (/[cuZeGhRKkX]/.test(token.escaped)) return `the escape \\${token.escaped}`;
       continue;
     }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      if (pattern[i + 1] === '^') i++;
-      if (pattern[i + 1] === ']') i++;
-      continue;
-    }
+    const { char: c, at: i } = token;
     if (c === '(' && /^\?<[A-Za-z]/.test(pattern.slice(i + 1, i + 4))) return 'named groups written (?<name>…) (RE2 wants (?P<name>…))';
     if ((c === '+' || c === '*' || c === '?' || c === '}') && pattern[i + 1] === '+' && i > 0) return 'possessive quantifiers';
     if (c === '{') {

@@ -1,4 +1,5 @@
-import { getFieldValue, type SigmaEvent } from '../evaluate';
+import type { SigmaEvent } from '../evaluate';
+import { fieldValue } from '../field-access';
 import type { Fixture } from './fixtures';
 import { eventFieldPaths, type FieldsRead } from './fields';
 
@@ -35,7 +36,7 @@ function normalise(value: unknown, lower: boolean): unknown {
 function projectEvent(event: SigmaEvent, read: FieldsRead): string {
   const names = read.every ? [...new Set(eventFieldPaths(event))] : [...read.names];
   const cells = names.sort().map((name) => {
-    const v = getFieldValue(event, name);
+    const v = fieldValue(event, name);
     return v === undefined ? [name, 0] : [name, 1, normalise(v, !read.cased.has(name))];
   });
   return JSON.stringify(cells);

@@ -1,4 +1,4 @@
-import type { CompileOptions } from '../evaluate';
+import { mappedFieldNames, type CompileOptions } from '../evaluate';
 import type { SigmaValue } from '../model';
 import { documentItems } from '../walk';
 import type { ResolvedTarget } from './targets';
@@ -21,11 +21,6 @@ export interface FieldsRead {
  * `DEFAULT_TIME_FIELDS` in `sigma/correlation.ts` (not exported there).
  */
 export const CORRELATION_TIME_FIELDS: readonly string[] = ['@timestamp', 'timestamp', 'TimeCreated_SystemTime', 'UtcTime', 'time'];
-
-function eventNames(field: string, mapping: CompileOptions['fieldMapping']): readonly string[] {
-  const mapped = mapping?.[field];
-  return mapped === undefined ? [field] : typeof mapped === 'string' ? [mapped] : mapped;
-}
 
 /** True when the value compares letter case as written; `fieldref` also reports the other field. */
 function caseSensitive(value: SigmaValue, otherFields: string[]): boolean {
@@ -50,7 +45,7 @@ export function fieldsRead(target: ResolvedTarget, options: CompileOptions = {})
   const cased = new Set<string>();
   let every = false;
   const add = (field: string, into: Set<string> = names): void => {
-    for (const n of eventNames(field, options.fieldMapping)) into.add(n);
+    for (const n of mappedFieldNames(field, options.fieldMapping)) into.add(n);
   };
   for (const { rule } of target.rules) {
     for (const { item } of documentItems(rule)) {

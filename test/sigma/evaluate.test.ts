@@ -1,4 +1,5 @@
-import { compileRule, getFieldValue } from '../../sigma/evaluate';
+import { compileRule } from '../../sigma/evaluate';
+import { fieldValue } from '../../sigma/field-access';
 import { parseRule } from '../../sigma/parse';
 import { matcher, ruleText } from './support/rules';
 
@@ -68,7 +69,7 @@ describe('evaluator: field matching', () => {
     const m = matcher("    sel:\n        process.command_line|contains: 'whoami'\n    condition: sel");
     expect(m({ process: { command_line: 'cmd /c whoami' } })).toBe(true);
     expect(m({ 'process.command_line': 'whoami' })).toBe(true);
-    expect(getFieldValue({ a: { b: { c: 1 } } }, 'a.b.c')).toBe(1);
+    expect(fieldValue({ a: { b: { c: 1 } } }, 'a.b.c')).toBe(1);
   });
 
   it('applies a field mapping', () => {

@@ -1,0 +1,3 @@
+/** Sigma YAML → typed documents (rules, correlations, filters), each with positions and its errors. */
+export { parseRule, parseSigma, type ParseOptions } from './collection';
+export { normaliseDate } from './common-attributes';
