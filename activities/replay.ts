@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { alerts, replays, targets, type RunStatus } from '../db/schema';
 import { projectCost } from '../domain/detection/cost-projection';
-import { documentItems, parseRule } from '../sigma';
+import { documentItems, fieldValue, parseRule } from '../sigma';
 import type { CompiledRule, DayCount } from '../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { withHeartbeat } from './heartbeat';
@@ -41,17 +41,6 @@ export type NoiseEstimate = {
 };
 
 const round = (x: number, places = 4) => Math.round(x * 10 ** places) / 10 ** places;
-
-/** A field of an event by its exact name, else by dotted path into nested objects. */
-export function fieldValue(event: Record<string, unknown>, field: string): unknown {
-  if (Object.hasOwn(event, field)) return event[field];
-  let cur: unknown = event;
-  for (const part of field.split('.')) {
-    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
-}
 
 /** The fields a rule's detection reads (keyword searches read none), in source order. */
 export function ruleFields(content: string): string[] {
