@@ -62,7 +62,9 @@ module.exports = {
       comment:
         'Through any chain of imports, the `detflow` command (cli/bin.js) reaches no database driver ' +
         '(drizzle-orm, pg, PGlite): the CLI must start without loading them. Each driver module reached is ' +
-        'reported once, with one chain that reaches it.',
+        'reported once, with one chain that reaches it. The chain may include type-only imports (reachability ' +
+        'follows every edge), so this is stricter than what loads at run time; test/unit/cli-loads-no-database ' +
+        'checks that.',
       from: { path: '^cli/bin[.]js$' },
       to: { path: '(?:^|/)node_modules/(?:drizzle-orm|pg|@electric-sql/pglite)/', reachable: true },
     },
