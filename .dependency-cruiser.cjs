@@ -32,8 +32,7 @@ module.exports = {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'This import closes a cycle of value imports. Break it: move what both sides need into a third module ' +
-        '(or into domain/), or turn one edge into an `import type`.',
+        'This import closes a cycle of value imports. Break it: move what both sides need into a third module (or into domain/), or turn one edge into an `import type`.',
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: TYPE_ONLY } },
     },
@@ -71,9 +70,7 @@ module.exports = {
     {
       name: 'cli-start-is-moving',
       severity: 'warn',
-      comment:
-        'cli/start.ts (the all-in-one `npm start`) is a service entry point, not part of the CLI: it moves to ' +
-        'worker/start.ts. Warned, not failed, until then.',
+      comment: 'cli/start.ts (the all-in-one `npm start`) is a service entry point, not part of the CLI: it moves to worker/start.ts. Warned, not failed, until then.',
       from: { path: '^cli/start[.]ts$' },
       to: { path: '^(?:db|api|activities|workflows|worker|domain|siem)/' },
     },
@@ -102,18 +99,14 @@ module.exports = {
     {
       name: 'sigma-is-self-contained',
       severity: 'error',
-      comment:
-        'The Sigma engine is used by the CLI and the service alike: it imports only sigma/, npm packages and ' +
-        'Node built-ins, nothing else of this project.',
+      comment: 'The Sigma engine is used by the CLI and the service alike: it imports only sigma/, npm packages and Node built-ins, nothing else of this project.',
       from: { path: '^sigma/' },
       to: { pathNot: ['^sigma/', '(?:^|/)node_modules/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'activities-use-siem-adapters',
       severity: 'error',
-      comment:
-        'Activities reach a SIEM through its adapter (siem/adapter.ts, siem/adapters.ts, siem/index.ts), ' +
-        'not through the local SIEM internals under siem/local/.',
+      comment: 'Activities reach a SIEM through its adapter (siem/adapter.ts, siem/adapters.ts, siem/index.ts), not through the local SIEM internals under siem/local/.',
       from: { path: '^activities/' },
       to: { path: '^siem/local/' },
     },
@@ -134,9 +127,7 @@ module.exports = {
     {
       name: 'not-to-dev-dep',
       severity: 'error',
-      comment:
-        'Source that ships depends on a devDependency, which `npm ci --omit=dev` does not install. Move the ' +
-        'package to dependencies, or make the import `import type`.',
+      comment: 'Source that ships depends on a devDependency, which `npm ci --omit=dev` does not install. Move the package to dependencies, or make the import `import type`.',
       from: { pathNot: TEST_FILES },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: TYPE_ONLY, pathNot: '(?:^|/)node_modules/@types/' },
     },

@@ -34,8 +34,7 @@ const CORE_CORRECTNESS = {
   'valid-typeof': 'error',
 };
 
-const WORKFLOW_SANDBOX =
-  'Workflow code runs in the Temporal sandbox and must be deterministic: no Node built-ins. Do I/O in an activity; `import type` is fine.';
+const WORKFLOW_SANDBOX = 'Workflow code runs in the Temporal sandbox and must be deterministic: no Node built-ins. Do I/O in an activity; `import type` is fine.';
 
 export default defineConfig(
   {

@@ -20,7 +20,11 @@ function modulesLoadedByHelp(): string[] {
     const recorder = path.join(dir, 'record-modules.cjs');
     const list = path.join(dir, 'modules.json');
     fs.writeFileSync(recorder, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(Object.keys(require.cache))));\n`);
-    const help = execFileSync(process.execPath, ['--require', recorder, path.join(root, 'cli/bin.js'), '--help'], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    const help = execFileSync(process.execPath, ['--require', recorder, path.join(root, 'cli/bin.js'), '--help'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     expect(help).toContain('Usage: detflow');
     const files = JSON.parse(fs.readFileSync(list, 'utf8')) as string[];
     // A symlinked node_modules resolves elsewhere: keep the node_modules/… part of such paths.
@@ -45,6 +49,15 @@ describe('the detflow CLI', () => {
   // db/schema.ts, db/storable-text.ts and drizzle-orm. Turn `it.failing` into `it` once the CLI is fixed.
   it.failing('loads neither db/ nor a database driver (drizzle-orm, pg, PGlite)', () => {
     const database = loaded.filter((file) => DATABASE.some((pattern) => pattern.test(file)));
-    expect([...new Set(database.map((file) => file.split('/').slice(0, file.startsWith('node_modules/@') ? 3 : 2).join('/')))]).toEqual([]);
+    expect([
+      ...new Set(
+        database.map((file) =>
+          file
+            .split('/')
+            .slice(0, file.startsWith('node_modules/@') ? 3 : 2)
+            .join('/'),
+        ),
+      ),
+    ]).toEqual([]);
   });
 });

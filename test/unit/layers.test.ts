@@ -59,13 +59,15 @@ const CLEAN: Record<string, string> = {
     "import type { Thing } from '../activities/things';\nimport { type Row } from '../db/schema';\nimport { other } from './other';\n" +
     'export const flow = [proxyActivities, ApplicationFailure, WORKFLOW_ID, other];\nexport type X = Thing | Row;\n',
   'workflows/other.ts': 'export const other = 1;\n',
-  'activities/things.ts': "import { adapter } from '../siem/adapters';\nimport { thing } from '../db/schema';\nexport type Thing = string;\nexport const things = [adapter, thing];\n",
+  'activities/things.ts':
+    "import { adapter } from '../siem/adapters';\nimport { thing } from '../db/schema';\nexport type Thing = string;\nexport const things = [adapter, thing];\n",
   'siem/adapters.ts': "import { store } from './local/store';\nexport const adapter = store;\n",
   'siem/local/store.ts': "import { parse } from '../../sigma/parse';\nexport const store = parse;\n",
   'sigma/parse.ts': "import v8 from 'node:v8';\nimport { parse as yaml } from 'yaml';\nimport { helper } from './helper';\nexport const parse = [v8, yaml, helper];\n",
   'sigma/helper.ts': 'export const helper = 1;\n',
   'db/schema.ts': "import { pgTable } from 'drizzle-orm/pg-core';\nexport const thing = 'thing';\nexport type Row = typeof pgTable;\n",
-  'db/client.ts': "import pg from 'pg';\nimport type { TestWorkflowEnvironment } from '@temporalio/testing';\nexport const client = pg;\nexport type Env = TestWorkflowEnvironment;\n",
+  'db/client.ts':
+    "import pg from 'pg';\nimport type { TestWorkflowEnvironment } from '@temporalio/testing';\nexport const client = pg;\nexport type Env = TestWorkflowEnvironment;\n",
   // A cycle with a type-only edge loads no module twice: not reported.
   'config/a.ts': "import type { B } from './b';\nexport type A = { b?: B };\nexport const a = 1;\n",
   'config/b.ts': "import { a } from './a';\nexport type B = number;\nexport const b = a;\n",
@@ -81,7 +83,8 @@ const CLEAN: Record<string, string> = {
 const BROKEN: Record<string, string> = {
   ...CLEAN,
   // workflows-are-deterministic: a Node built-in, db/ and an npm package other than Temporal's, as values.
-  'workflows/flow.ts': "import fs from 'node:fs';\nimport { thing } from '../db/schema';\nimport { parse } from 'yaml';\nimport type { Thing } from '../activities/things';\nexport const flow = [fs, thing, parse];\nexport type X = Thing;\n",
+  'workflows/flow.ts':
+    "import fs from 'node:fs';\nimport { thing } from '../db/schema';\nimport { parse } from 'yaml';\nimport type { Thing } from '../activities/things';\nexport const flow = [fs, thing, parse];\nexport type X = Thing;\n",
   // contracts-import-nothing
   'domain/contracts.ts': "import path from 'node:path';\nexport const WORKFLOW_ID = path.sep;\n",
   // domain-not-to-outer-layers (a value from activities/) and domain-not-to-worker (even a type)

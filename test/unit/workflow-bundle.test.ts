@@ -12,7 +12,10 @@ const root = path.join(__dirname, '../..');
 const TEMPORAL_DEPENDENCIES = ['long', 'ms', 'nexus-rpc'];
 
 /** Never in a workflow bundle. */
-const FORBIDDEN = [/^(db|activities|siem|sigma|api|worker|cli|config)\//, /node_modules\/(drizzle-orm|pg|pg-[^/]+|@electric-sql\/pglite|@duckdb\/[^/]+|pino|express|yaml|zod)\//];
+const FORBIDDEN = [
+  /^(db|activities|siem|sigma|api|worker|cli|config)\//,
+  /node_modules\/(drizzle-orm|pg|pg-[^/]+|@electric-sql\/pglite|@duckdb\/[^/]+|pino|express|yaml|zod)\//,
+];
 
 type Webpack = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 type Compilation = { modules: Iterable<{ resource?: string }> };
