@@ -21,7 +21,7 @@
 /** Imports that exist only for the type checker. */
 const TYPE_ONLY = ['type-only', 'type-import'];
 /** Process entry points: the only modules outside api/ that may import api/. */
-const ENTRY_POINTS = ['^api/main[.]ts$', '^worker/start[.]ts$', '^cli/start[.]ts$'];
+const ENTRY_POINTS = ['^api/main[.]ts$', '^worker/start[.]ts$'];
 /** Test code never ships, wherever it sits. */
 const TEST_FILES = '[.](?:spec|test)[.](?:js|mjs|cjs|ts|mts|cts)$';
 
@@ -40,7 +40,7 @@ module.exports = {
       name: 'api-only-from-entry-points',
       severity: 'error',
       comment:
-        'Only process entry points (api/main.ts, worker/start.ts, cli/start.ts until it moves) and api/ itself ' +
+        'Only process entry points (api/main.ts, worker/start.ts) and api/ itself ' +
         'import api/. Move what the importer needs out of api/ (into domain/, db/ or config/).',
       from: { pathNot: ['^api/', ...ENTRY_POINTS] },
       to: { path: '^api/' },
@@ -49,10 +49,9 @@ module.exports = {
       name: 'cli-is-an-http-client',
       severity: 'error',
       comment:
-        'The CLI is an HTTP client plus the sigma/ engine: it imports cli/, sigma/, config/ and npm packages, ' +
-        'never the service (db/, api/, activities/, workflows/, worker/, domain/, siem/). cli/start.ts is exempt ' +
-        'until it moves to worker/start.ts.',
-      from: { path: '^cli/', pathNot: '^cli/start[.]ts$' },
+        'The CLI is an HTTP client plus the sigma/ engine: it imports cli/, sigma/, lib/, config/ and npm packages, ' +
+        'never the service (db/, api/, activities/, workflows/, worker/, domain/, siem/).',
+      from: { path: '^cli/' },
       to: { path: '^(?:db|api|activities|workflows|worker|domain|siem)/' },
     },
     {
@@ -68,13 +67,6 @@ module.exports = {
       to: { path: '(?:^|/)node_modules/(?:drizzle-orm|pg|@electric-sql/pglite)/', reachable: true },
     },
     {
-      name: 'cli-start-is-moving',
-      severity: 'warn',
-      comment: 'cli/start.ts (the all-in-one `npm start`) is a service entry point, not part of the CLI: it moves to worker/start.ts. Warned, not failed, until then.',
-      from: { path: '^cli/start[.]ts$' },
-      to: { path: '^(?:db|api|activities|workflows|worker|domain|siem)/' },
-    },
-    {
       name: 'workflows-are-deterministic',
       severity: 'error',
       comment:
@@ -88,13 +80,29 @@ module.exports = {
       },
     },
     {
-      name: 'contracts-import-nothing',
+      name: 'contracts-import-only-the-sdk',
       severity: 'error',
       comment:
-        'domain/contracts.ts (workflow ids, failure type names, statuses) is shared by the workflow sandbox and ' +
-        'the service: it must not import any value, not even a Node built-in or an npm package.',
+        'domain/contracts.ts (workflow ids, search attributes, failure type names, statuses) is shared by the workflow ' +
+        'sandbox and the service: the only value it imports is @temporalio/common (to define search attribute keys).',
       from: { path: '^domain/contracts[.]ts$' },
-      to: { dependencyTypesNot: TYPE_ONLY },
+      to: { pathNot: '(?:^|/)node_modules/@temporalio/common/', dependencyTypesNot: TYPE_ONLY },
+    },
+    {
+      name: 'lib-is-a-leaf',
+      severity: 'error',
+      comment: 'lib/ holds pure helpers every layer (the CLI included) may use: it imports nothing of this project.',
+      from: { path: '^lib/' },
+      to: { pathNot: ['^lib/', '(?:^|/)node_modules/'], dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'siem-below-the-domain',
+      severity: 'error',
+      comment:
+        'SIEM adapters are what the domain and activities call: they import sigma/, lib/, config/ and npm packages, ' +
+        'never the layers above them (domain/, activities/, workflows/, api/, worker/) nor the records (db/).',
+      from: { path: '^siem/' },
+      to: { path: '^(?:domain|activities|workflows|api|worker|db)/' },
     },
     {
       name: 'sigma-is-self-contained',

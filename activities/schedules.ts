@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
-import { KIND, RULE_ID, TARGET, TENANT, FailureType, workflowIds } from '../domain/contracts';
+import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds } from '../domain/contracts';
 import { isoDurationMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
@@ -16,7 +16,7 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
     await temporal.client.schedule.create({
       scheduleId: RETENTION_SCHEDULE_ID,
       spec: { intervals: [{ every: '1 day' }] },
-      action: { type: 'startWorkflow', workflowType: 'ApplyRetention', args: [], taskQueue: temporal.taskQueue, workflowId: RETENTION_SCHEDULE_ID, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
+      action: { type: 'startWorkflow', workflowType: WorkflowType.ApplyRetention, args: [], taskQueue: temporal.taskQueue, workflowId: RETENTION_SCHEDULE_ID, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
   } catch (err) {
@@ -53,7 +53,7 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
           spec: { intervals: [{ every: isoDurationMs(row.interval) }] },
           action: {
             type: 'startWorkflow',
-            workflowType: 'DetectionRun',
+            workflowType: WorkflowType.DetectionRun,
             args: [{ deploymentId }],
             taskQueue: temporal.taskQueue,
             workflowId: scheduleId,

@@ -62,6 +62,19 @@ export const ALL_SEARCH_ATTRIBUTES = [TENANT, RULE_ID, TARGET, KIND, STATUS] as 
 /** The values of `DetflowKind`. */
 export type RunKind = 'deploy' | 'approval' | 'replay' | 'shadow' | 'rollback' | 'notify' | 'detect' | 'retention';
 
+// ── Workflow types ──────────────────────────────────────────────────────────────────────────────
+
+/** The names runs are started by (each is the exported workflow function of the same name). */
+export const WorkflowType = {
+  DeployWithApproval: 'DeployWithApproval',
+  Rollback: 'Rollback',
+  Replay: 'Replay',
+  ShadowEvaluation: 'ShadowEvaluation',
+  Notify: 'Notify',
+  DetectionRun: 'DetectionRun',
+  ApplyRetention: 'ApplyRetention',
+} as const;
+
 // ── Workflow and schedule ids ───────────────────────────────────────────────────────────────────
 // Readable ids (`deploy/<tenant>/<rule>/<target>/<id>`): an operator finds a run by what it is about,
 // and an id derived from a stored key makes a retried start land on the same run.

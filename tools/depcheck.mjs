@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const SOURCE_FOLDERS = ['api', 'activities', 'workflows', 'worker', 'siem', 'sigma', 'db', 'cli', 'config', 'domain'];
+export const SOURCE_FOLDERS = ['api', 'activities', 'workflows', 'worker', 'siem', 'sigma', 'db', 'cli', 'config', 'domain', 'lib'];
 
 const config = fileURLToPath(new URL('../.dependency-cruiser.cjs', import.meta.url));
 // The package exports only its API (src/main/index.mjs); its CLI sits at bin/ beside src/.

@@ -9,8 +9,8 @@ import { claimIdempotencyKey } from '../idempotency';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { computeImpactSummary } from './impact-summary';
-import { DeployWithApproval, type DeployInput } from '../../workflows/deploy-with-approval';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, workflowIds } from '../contracts';
+import type { DeployWithApproval, DeployInput } from '../../workflows/deploy-with-approval';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../contracts';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -131,7 +131,7 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     noiseBudget: change.noiseBudget,
     approval: approvalId ? { approvalId, requestedBy: auth.tokenId, expiresInMs: change.expiresInMs } : null,
   };
-  const runId = await startOrJoin(deps.temporal.client, DeployWithApproval, {
+  const runId = await startOrJoin<typeof DeployWithApproval>(deps.temporal.client, WorkflowType.DeployWithApproval, {
     workflowId,
     taskQueue: deps.temporal.taskQueue,
     args: [input],
