@@ -105,7 +105,8 @@ export async function ShadowEvaluation(input: ShadowInput): Promise<Record<strin
         await condition(allHandlersFinished);
         // A stop that arrived while waiting for handlers is honoured by the next run.
         if (stopRequested) continue;
-        return continueAsNew<typeof ShadowEvaluation>({ ...input, carried: state });
+        // Awaited inside the try: continueAsNew throws ContinueAsNew, which the catch below rethrows.
+        return await continueAsNew<typeof ShadowEvaluation>({ ...input, carried: state });
       }
     }
   } catch (err) {

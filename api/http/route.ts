@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import { type z } from 'zod';
 import './zod-openapi';
 import type { Permission } from '../../domain/tenants/permissions';
 import { type Actor } from '../../domain/tenants/actor';

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { ensurePythonTool } from '../support/python-tools';
 import { startTestService, type TestService } from '../support/harness';
@@ -44,7 +45,7 @@ describe('the live API conforms to its OpenAPI document (Schemathesis)', () => {
       '--no-color',
     ];
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(st.bin, args, { env: { ...st.env, SCHEMATHESIS_HOOKS: '' }, cwd: require('node:os').tmpdir() });
+      const child = spawn(st.bin, args, { env: { ...st.env, SCHEMATHESIS_HOOKS: '' }, cwd: os.tmpdir() });
       let out = '';
       child.stdout.on('data', (d) => (out += String(d)));
       child.stderr.on('data', (d) => (out += String(d)));

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { and, eq } from 'drizzle-orm';
 import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';

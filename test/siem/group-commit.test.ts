@@ -61,7 +61,7 @@ describe('GroupCommitQueue', () => {
     expect(await queue.submit('fast', 1)).toBe('wrote fast');
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(await Promise.all([queue.submit('slow', 1), endSlow()])).toEqual(['wrote slow', undefined]);
+    expect(await Promise.all([queue.submit('slow', 1), Promise.resolve(endSlow())])).toEqual(['wrote slow', undefined]);
     expect(groups).toEqual([['fast'], ['slow']]);
   });
 
