@@ -16,7 +16,7 @@ import { IdempotencyHeaders, NoiseBudget, approvalExpiry } from '../deployments/
 import { submitChange } from '../../domain/changes/submit-change';
 import { longPoll } from '../http/long-poll';
 import { isoDurationMs } from '../../config/iso-duration';
-import { decideUpdate } from '../../workflows/deploy-with-approval';
+import { decideUpdate } from '../../workflows/change-messages';
 import { settleAbandonedChange } from '../../domain/changes/abandoned-change';
 import { FailureType } from '../../domain/contracts';
 

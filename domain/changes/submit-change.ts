@@ -9,7 +9,8 @@ import { claimIdempotencyKey } from '../idempotency';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { computeImpactSummary } from './impact-summary';
-import type { DeployWithApproval, DeployInput } from '../../workflows/deploy-with-approval';
+import type { DeployWithApproval } from '../../workflows/deploy-with-approval';
+import type { DeployInput } from '../../workflows/change-messages';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../contracts';
 
 export type ChangeRequest = {
