@@ -59,6 +59,17 @@ export const STATUS = defineSearchAttributeKey('DetflowStatus', SearchAttributeT
 
 export const ALL_SEARCH_ATTRIBUTES = [TENANT, RULE_ID, TARGET, KIND, STATUS] as const;
 
+/** The search attributes a Rollback run starts with, whoever starts it (a person, or a noise budget). */
+export function rollbackSearchAttributes(input: { tenantId: string; ruleId: string; targetName: string }) {
+  return [
+    { key: TENANT, value: input.tenantId },
+    { key: RULE_ID, value: input.ruleId },
+    { key: TARGET, value: input.targetName },
+    { key: KIND, value: 'rollback' },
+    { key: STATUS, value: 'running' },
+  ];
+}
+
 /** The values of `DetflowKind`. */
 export type RunKind = 'deploy' | 'approval' | 'replay' | 'shadow' | 'rollback' | 'notify' | 'detect' | 'retention';
 

@@ -3,7 +3,8 @@ import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/work
 import type { DetectionActivities, DetectionOutcome } from '../activities/detection';
 import type { RollbackPlanActivities } from '../activities/rollback-plan';
 import { notifyInBackground } from './notify';
-import { Rollback, rollbackSearchAttributes } from './rollback';
+import { Rollback } from './rollback';
+import { rollbackSearchAttributes } from '../domain/contracts';
 import { FailureType } from '../domain/contracts';
 
 const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities & RollbackPlanActivities>({

@@ -2,7 +2,7 @@ import { ActivityFailure, log, proxyActivities, upsertSearchAttributes } from '@
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
 import { notifyInBackground } from './notify';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, FailureType } from '../domain/contracts';
+import { STATUS, FailureType } from '../domain/contracts';
 
 export type RollbackInput = {
   tenantId: string;
@@ -19,15 +19,6 @@ export type RollbackInput = {
 export type RollbackResult = { status: 'completed' | 'failed'; restored_version: number | null; removed: boolean; error: string | null };
 
 
-export function rollbackSearchAttributes(input: { tenantId: string; ruleId: string; targetName: string }) {
-  return [
-    { key: TENANT, value: input.tenantId },
-    { key: RULE_ID, value: input.ruleId },
-    { key: TARGET, value: input.targetName },
-    { key: KIND, value: 'rollback' },
-    { key: STATUS, value: 'running' },
-  ];
-}
 
 const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,25 +1,26 @@
-import { and, desc, eq } from 'drizzle-orm';
 import type { ApiDeps } from '../context';
-import { deployments, targets } from '../../db/schema';
 import { defineRoute } from '../http/route';
 import { ProblemSchema } from '../http/problem';
 import { notFound } from '../../domain/errors';
-import { newestFirstAfter, newestFirstCursor } from '../http/pagination';
+import { decodeNewestFirstCursor, newestFirstCursor } from '../http/pagination';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { isoDurationMs } from '../../config/iso-duration';
 import { submitChange } from '../../domain/changes/submit-change';
+import { listDeployments, readDeployment, settleIfAbandoned } from '../../domain/changes/deployments';
 import { longPoll } from '../http/long-poll';
-import { deploymentViewer } from './deployment-view';
+import { deploymentView } from './deployment.view';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
-import { IN_PROGRESS, settleAbandonedChange } from '../../domain/changes/abandoned-change';
 
 const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
 
 export function deployRoutes(deps: ApiDeps) {
   const { db } = deps.database;
 
-  const deploymentView = deploymentViewer(deps);
+  const view = async (id: string, tenantId: string) => {
+    const record = await readDeployment(db, tenantId, id);
+    return record && deploymentView(deps.temporal, record);
+  };
 
   return [
     defineRoute({
@@ -49,11 +50,11 @@ export function deployRoutes(deps: ApiDeps) {
           idempotencyKey: idempotencyKeyOf(req),
           requestBody: body,
         });
-        const view = (await deploymentView(submitted.deploymentIds[0]!, auth.tenantId))!;
+        const started = (await view(submitted.deploymentIds[0]!, auth.tenantId))!;
         return {
           status: 202,
-          headers: { Location: view.links.self },
-          body: { id: view.id, status: view.status, workflow_id: view.workflow_id, run_id: view.run_id, links: view.links },
+          headers: { Location: started.links.self },
+          body: { id: started.id, status: started.status, workflow_id: started.workflow_id, run_id: started.run_id, links: started.links },
         };
       },
     }),
@@ -71,14 +72,10 @@ export function deployRoutes(deps: ApiDeps) {
         404: { description: 'No such deployment in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        // A change whose run ended without settling it would otherwise read in progress for ever.
-        const current = await deploymentView(params.id, auth.tenantId);
-        if (current && IN_PROGRESS.has(current.status)) {
-          await settleAbandonedChange(db, deps.temporal.client, { workflowId: current.workflow_id, createdAt: new Date(current.created_at) });
-        }
-        const view = await longPoll(() => deploymentView(params.id, auth.tenantId), (v) => SETTLED.has(v.status), query.wait, () => req.socket.destroyed);
-        if (!view) throw notFound(`No deployment ${params.id} in this tenant`);
-        return { status: 200, body: view };
+        await settleIfAbandoned(deps, await readDeployment(db, auth.tenantId, params.id));
+        const settled = await longPoll(() => view(params.id, auth.tenantId), (v) => SETTLED.has(v.status), query.wait, () => req.socket.destroyed);
+        if (!settled) throw notFound(`No deployment ${params.id} in this tenant`);
+        return { status: 200, body: settled };
       },
     }),
     defineRoute({
@@ -91,25 +88,9 @@ export function deployRoutes(deps: ApiDeps) {
       query: DeploymentListQuery,
       responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
       handler: async ({ query, auth }) => {
-        const rows = await db
-          .select({ id: deployments.id, createdAt: deployments.createdAt })
-          .from(deployments)
-          .innerJoin(targets, eq(targets.id, deployments.targetId))
-          .where(
-            and(
-              eq(deployments.tenantId, auth.tenantId),
-              newestFirstAfter(query.cursor, deployments.createdAt, deployments.id),
-              query.rule_id ? eq(deployments.ruleId, query.rule_id.toLowerCase()) : undefined,
-              query.target ? eq(targets.name, query.target) : undefined,
-              query.status ? eq(deployments.status, query.status) : undefined,
-            ),
-          )
-          .orderBy(desc(deployments.createdAt), desc(deployments.id))
-          .limit(query.limit + 1);
-        const page = rows.slice(0, query.limit);
-        const items = await Promise.all(page.map((r) => deploymentView(r.id, auth.tenantId)));
-        const last = page.at(-1);
-        return { status: 200, body: { items, next_cursor: newestFirstCursor(last, rows.length > query.limit) } };
+        const page = await listDeployments(db, auth.tenantId, { ruleId: query.rule_id, target: query.target, status: query.status }, { after: decodeNewestFirstCursor(query.cursor), limit: query.limit });
+        const items = page.records.map((record) => deploymentView(deps.temporal, record));
+        return { status: 200, body: { items, next_cursor: newestFirstCursor(page.last, page.more) } };
       },
     }),
   ];

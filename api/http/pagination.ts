@@ -1,8 +1,9 @@
-import { and, eq, lt, or, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { invalidRequest } from '../../domain/errors';
 import { findUnstorableText } from '../../lib/storable-text';
+import { newestFirstAfter as pageAfter, type NewestFirstKey } from '../../domain/paging';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -46,18 +47,20 @@ export function decodeCursor<T extends string | number>(cursor: string | undefin
   throw invalidCursor();
 }
 
-/**
- * Newest-first lists keyed by (created_at, id): the cursor is the last row's pair, and the next page
- * is every row strictly older in that order, so rows created in the same instant are not skipped.
- */
-export function newestFirstAfter(cursor: string | undefined, createdAt: PgColumn, id: PgColumn): SQL | undefined {
+/** The (created_at, id) a newest-first list's cursor holds (see domain/paging.ts). */
+export function decodeNewestFirstCursor(cursor: string | undefined): NewestFirstKey | undefined {
   const after = decodeCursor<string>(cursor, 'string');
   if (after === undefined) return undefined;
   const [at, key] = after.split('|');
   const when = new Date(at ?? '');
   // Every list keyed this way has UUID ids.
   if (!isCursorTime(when) || !key || !UUID.test(key)) throw invalidCursor();
-  return or(lt(createdAt, when), and(eq(createdAt, when), lt(id, key)));
+  return { createdAt: when, id: key };
+}
+
+/** @deprecated decode with decodeNewestFirstCursor and page in the domain (kept while lists move). */
+export function newestFirstAfter(cursor: string | undefined, createdAt: PgColumn, id: PgColumn): SQL | undefined {
+  return pageAfter(decodeNewestFirstCursor(cursor), createdAt, id);
 }
 
 export function newestFirstCursor(last: { createdAt: Date; id: string } | undefined, more: boolean): string | null {
