@@ -38,6 +38,10 @@ export type NoiseBudgetPolicy = { max_alerts_per_day: number; on_exceed?: (typeo
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested', 'expired', 'cancelled'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
+/** What a reviewer decides on an approval. */
+export const APPROVAL_DECISIONS = ['approve', 'reject', 'request_changes'] as const;
+export type Decision = (typeof APPROVAL_DECISIONS)[number];
+
 export const ALERT_STATUSES = ['open', 'acknowledged', 'closed', 'suppressed'] as const;
 export const DISPOSITIONS = ['true_positive', 'false_positive', 'benign', 'duplicate'] as const;
 
@@ -122,6 +126,8 @@ export const FailureType = {
   WebhookRemoved: 'WebhookRemoved',
   WebhookDeliveryFailed: 'WebhookDeliveryFailed',
   DetectionQueryFailed: 'DetectionQueryFailed',
+  /** A change overtaken by a newer one (or a removal by a newer version): not applied. */
+  LiveVersionChanged: 'LiveVersionChanged',
   /** Thrown by the local event store's query layer (its error class's name). */
   EventStoreQueryError: 'EventStoreQueryError',
   /** Decisions refused by a deploy run's update handler. */

@@ -1,7 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { Decision } from '../activities/approvals';
 import type { ImpactSummary } from '../domain/changes/impact-summary';
-import type { DeploymentStatus, NoiseBudgetPolicy } from '../domain/contracts';
+import type { Decision, DeploymentStatus, NoiseBudgetPolicy } from '../domain/contracts';
 
 /** What a DeployWithApproval run is given, answers and accepts: its input, state query and decision update. */
 
