@@ -9,8 +9,11 @@ import { checkRuleSize } from '../tenants/resource-limits';
 
 export type RunRule = { ruleId: string; version: number | null; content: string };
 
+/** The rule a run request names: a stored rule (`rule_id`, latest or `version`) or an inline Sigma rule (`rule`), never both. */
+export type RunRuleChoice = { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined };
+
 /** The rule of a replay or shadow: a stored version of the tenant's, or the inline text (parsed and compiled here, so a bad rule is a 400, not a failed run). */
-export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined }, kind: string): Promise<RunRule> {
+export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: RunRuleChoice, kind: string): Promise<RunRule> {
   if ((body.rule_id === undefined) === (body.rule === undefined)) {
     throw invalidRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [{ pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' }]);
   }

@@ -1,3 +1,5 @@
+import { round } from './rounding';
+
 const DAY_MS = 86_400_000;
 
 /** A target's prices, as a target's settings give them (see the README's cost model). */
@@ -20,8 +22,6 @@ export type CostProjection = {
   window_days: number;
   model: CostModel;
 };
-
-const round = (x: number, places = 4) => Math.round(x * 10 ** places) / 10 ** places;
 
 /**
  * Cost of running a rule over a window: bytes scanned / 1e9 × price_per_gb_scanned, plus
