@@ -90,6 +90,14 @@ export const WorkflowType = {
   ApplyRetention: 'ApplyRetention',
 } as const;
 
+/**
+ * The messages runs answer and accept. Workflows define their queries, signals and updates under
+ * these names; the domain, which imports only types from workflows/, sends them by name.
+ */
+export const RunQuery = { deploymentState: 'deploymentState', replayProgress: 'replayProgress', shadowProgress: 'shadowProgress' } as const;
+export const RunSignal = { stopShadow: 'stopShadow' } as const;
+export const RunUpdate = { decide: 'decide' } as const;
+
 // ── Workflow and schedule ids ───────────────────────────────────────────────────────────────────
 // Readable ids (`deploy/<tenant>/<rule>/<target>/<id>`): an operator finds a run by what it is about,
 // and an id derived from a stored key makes a retried start land on the same run.

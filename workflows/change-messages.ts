@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { ImpactSummary } from '../domain/changes/impact-summary';
-import type { Decision, DeploymentStatus, NoiseBudgetPolicy } from '../domain/contracts';
+import { RunQuery, RunUpdate, type Decision, type DeploymentStatus, type NoiseBudgetPolicy } from '../domain/contracts';
 
 /** What a DeployWithApproval run is given, answers and accepts: its input, state query and decision update. */
 
@@ -34,6 +34,6 @@ export type DeployState = {
 
 export type DecisionInput = { decision: Decision; comment: string | null; decidedBy: string };
 
-export const deploymentStateQuery = defineQuery<DeployState>('deploymentState');
+export const deploymentStateQuery = defineQuery<DeployState>(RunQuery.deploymentState);
 /** A reviewer's decision. An update, not a signal, so the caller learns at once whether it was taken. */
-export const decideUpdate = defineUpdate<ApprovalState, [DecisionInput]>('decide');
+export const decideUpdate = defineUpdate<ApprovalState, [DecisionInput]>(RunUpdate.decide);

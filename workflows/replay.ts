@@ -1,6 +1,6 @@
 import { ActivityFailure, CancellationScope, defineQuery, isCancellation, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChunkFigures, NoiseEstimate, ReplayActivities } from '../activities/replay';
-import { STATUS, FailureType } from '../domain/contracts';
+import { RunQuery, STATUS, FailureType } from '../domain/contracts';
 import { notifyInBackground } from './notify';
 
 // Replay and shadow are registered together (workflows/index.ts): both are rule runs over target data.
@@ -25,7 +25,7 @@ export type ReplayProgress = {
   processedUntil: string;
 };
 
-export const replayProgressQuery = defineQuery<ReplayProgress>('replayProgress');
+export const replayProgressQuery = defineQuery<ReplayProgress>(RunQuery.replayProgress);
 
 const PERMANENT = [FailureType.ReplayNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind];
 

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { ReplayActivities } from '../activities/replay';
 import type { ShadowSlice, ShadowState } from '../activities/shadow';
-import { STATUS, FailureType } from '../domain/contracts';
+import { RunQuery, RunSignal, STATUS, FailureType } from '../domain/contracts';
 import { notifyInBackground } from './notify';
 
 export type ShadowInput = {
@@ -31,9 +31,9 @@ export type ShadowInput = {
 
 export type ShadowProgress = ShadowState & { status: 'running' | 'completed' | 'failed' };
 
-export const shadowProgressQuery = defineQuery<ShadowProgress | null>('shadowProgress');
+export const shadowProgressQuery = defineQuery<ShadowProgress | null>(RunQuery.shadowProgress);
 /** Ends the shadow evaluation early; the slice ingested up to now is still evaluated. */
-export const stopShadowSignal = defineSignal('stopShadow');
+export const stopShadowSignal = defineSignal(RunSignal.stopShadow);
 
 const activities = proxyActivities<ReplayActivities>({
   startToCloseTimeout: '2 minutes',

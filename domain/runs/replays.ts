@@ -11,7 +11,8 @@ import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds, type 
 import type { Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { replayWindow, type WindowRequest } from './replay-window';
-import { queryProgress, readOnce, RunQuery, type WaitForRun } from './run-progress';
+import { queryProgress, readOnce, type WaitForRun } from './run-progress';
+import { RunQuery } from '../contracts';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
 import { admitRun, settleEndedRunById } from './run-slots';
 import { startOrJoin } from './start-or-join';

@@ -1,13 +1,5 @@
 import type { Client } from '@temporalio/client';
 
-/**
- * The names the run workflows define their query and signal under (replayProgressQuery,
- * shadowProgressQuery and stopShadowSignal in workflows/): the domain imports only types from
- * workflows/, so it asks and signals by name.
- */
-export const RunQuery = { replayProgress: 'replayProgress', shadowProgress: 'shadowProgress' } as const;
-export const RunSignal = { stopShadow: 'stopShadow' } as const;
-
 /** How long a GET waits for a running run to answer its progress query before reporting none. */
 const PROGRESS_QUERY_MS = 2_000;
 
