@@ -83,3 +83,81 @@ export const RuleDiff = openapi(
   }),
   'RuleDiff',
 );
+
+export const LintBody = openapi(
+  z
+    .object({
+      rule: z.string().min(1).describe('The rule text (Sigma YAML; several documents allowed)'),
+      target: z.string().min(1).max(200).describe('Name of a target of this tenant, e.g. local'),
+    })
+    .strict(),
+  'LintRequest',
+);
+
+const Finding = openapi(
+  z.object({
+    code: z.string(),
+    severity: z.enum(['error', 'warning', 'info']),
+    message: z.string(),
+    line: z.number().int(),
+    column: z.number().int(),
+  }),
+  'LintFinding',
+);
+const TargetPortability = z.object({ expressible: z.boolean(), reasons: z.array(z.string()) });
+export const LintResponse = openapi(
+  z.object({
+    valid: z.boolean().describe('true when there is no error finding'),
+    findings: z.array(Finding),
+    counts: z.object({ error: z.number().int(), warning: z.number().int(), info: z.number().int() }),
+    capabilities: z.record(z.string(), z.boolean()).describe('Which Sigma features the rule uses'),
+    portability_score: z.number().min(0).max(1).describe('Share of target kinds that can express the rule exactly'),
+    portability: z.object({ local: TargetPortability, splunk: TargetPortability, elastic: TargetPortability, sentinel: TargetPortability }),
+    target: z.object({ name: z.string(), kind: z.enum(['local', 'splunk', 'elastic', 'sentinel']) }),
+    query: z.string().nullable().describe("The compiled query for the target (the first rule's)"),
+    queries: z.array(z.object({ id: z.string().nullable(), title: z.string(), query: z.string().nullable() })),
+  }),
+  'LintResult',
+);
+
+export const TestBody = openapi(
+  z
+    .object({
+      rule_id: z.string().min(1).max(200),
+      target: z.string().min(1).max(63),
+      fixtures: z
+        .array(z.string())
+        .min(1)
+        .describe('Each a JSON document: {"name", "expect": "match"|"no_match", "event": {…}} or with "events": […] for correlation rules'),
+      version: z.number().int().min(1).max(2_147_483_647).optional().describe('The rule version to test; the latest when absent'),
+    })
+    .strict(),
+  'RuleTestRequest',
+);
+
+const Section = z.object({ total: z.number().int(), covered: z.number().int(), percent: z.number(), items: z.array(z.record(z.string(), z.unknown())) });
+export const RuleTestResult = openapi(
+  z.object({
+    id: z.string(),
+    rule_id: z.string(),
+    version: z.number().int(),
+    target: z.string(),
+    passed: z.boolean(),
+    summary: z.object({ total: z.number().int(), passed: z.number().int(), failed: z.number().int() }),
+    tests: z.array(
+      z.object({
+        name: z.string(),
+        expect: z.enum(['match', 'no_match']),
+        passed: z.boolean(),
+        reason: z.string(),
+        matched_on_target: z.boolean().nullable(),
+        matched_in_evaluator: z.boolean(),
+      }),
+    ),
+    coverage: z.object({ selections: Section, values: Section, branches: Section, overall_percent: z.number() }),
+    quality: z.array(z.object({ code: z.string(), severity: z.enum(['warning', 'info']), message: z.string() }).passthrough()),
+    evaluated_on: z.string(),
+    created_at: z.string(),
+  }),
+  'RuleTestResult',
+);

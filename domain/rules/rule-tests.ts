@@ -4,6 +4,7 @@ import {
   compileRule,
   createCorrelationEngine,
   lintText,
+  parseFixtures,
   parseSigma,
   type Coverage,
   type Fixture,
@@ -13,6 +14,8 @@ import {
   type TestTarget,
 } from '../../sigma';
 import type { SiemAdapter } from '../../siem/adapter';
+import { checkValue } from '../../siem/local/sources';
+import { findUnstorableText } from '../../lib/storable-text';
 import { invalidRequest } from '../errors';
 
 export type TestCaseResult = {
@@ -43,6 +46,27 @@ export function documentsOf(text: string, ruleId: string): { main: TestTarget; d
   const main = collection.documents.find((d) => d.id?.toLowerCase() === ruleId) ?? collection.documents[0];
   if (!main || main.kind === 'filter') throw invalidRequest('The stored text holds no detection or correlation rule to test', [{ pointer: '/body/rule_id', message: 'nothing to test' }]);
   return { main, documents: collection.documents };
+}
+
+/**
+ * The request's fixtures (`/body/fixtures`) as test documents of the rule to test, or a 400 with a
+ * pointer to each one that is not valid, holds text the service cannot store, or holds an event the
+ * event store would refuse.
+ */
+export function readFixtures(texts: readonly string[], main: TestTarget): Fixture[] {
+  const parsed = parseFixtures(texts, { ruleKind: main.kind === 'correlation' ? 'correlation' : 'rule' });
+  if ('errors' in parsed) {
+    throw invalidRequest(`${parsed.errors.length} fixture(s) are not valid test documents`, parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })));
+  }
+  const unstorable = findUnstorableText(parsed.fixtures, '/body/fixtures');
+  if (unstorable) throw invalidRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+  // Each event as the store will take it (a number beyond a double's range, say, is refused).
+  const refused = parsed.fixtures.flatMap((f, i) => f.events.flatMap((e, j) => {
+    const c = checkValue(e);
+    return c.ok ? [] : [{ pointer: `/body/fixtures/${i}/events/${j}`, message: c.error }];
+  }));
+  if (refused.length > 0) throw invalidRequest(`${refused.length} fixture event(s) cannot be stored as events`, refused);
+  return parsed.fixtures;
 }
 
 /**
