@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
+import { PageQuery } from '../http/pagination';
+import { WEBHOOK_EVENTS } from '../../db/schema';
 import { PERMISSIONS } from '../../domain/tenants/permissions';
 import { TIERS } from '../../config/env';
 
@@ -147,3 +149,45 @@ export const Target = openapi(
 );
 export const TargetList = openapi(z.object({ items: z.array(Target) }), 'TargetList');
 export const NameParams = z.object({ name: z.string().min(1).max(63) }).strict();
+
+const NOTIFY_EVENTS = WEBHOOK_EVENTS.filter((e) => e !== 'webhook.test');
+
+export const PutWebhookBody = openapi(
+  z
+    .object({
+      url: z.url({ protocol: /^https?$/ }).max(2048),
+      secret: z.string().min(16).max(256).optional().describe('HMAC key for X-Detflow-Signature; required the first time, kept when omitted later'),
+      events: z.array(z.enum(NOTIFY_EVENTS)).min(1).default([...NOTIFY_EVENTS]),
+      enabled: z.boolean().default(true),
+    })
+    .strict(),
+  'PutWebhook',
+);
+
+export const Webhook = openapi(
+  z.object({
+    url: z.string(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    secret_set: z.boolean().describe('The secret itself is never returned'),
+    updated_at: z.string(),
+  }),
+  'Webhook',
+);
+
+const DeliveryAttempt = z.object({ attempt: z.number().int(), at: z.string(), status_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int() });
+const Delivery = openapi(
+  z.object({
+    id: z.string(),
+    event: z.string(),
+    url: z.string(),
+    status: z.enum(['pending', 'delivered', 'failed']),
+    attempts: z.array(DeliveryAttempt),
+    created_at: z.string(),
+    delivered_at: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+  }),
+  'WebhookDelivery',
+);
+export const DeliveryList = openapi(z.object({ items: z.array(Delivery), next_cursor: z.string().nullable() }), 'WebhookDeliveryList');
+export const DeliveryQuery = PageQuery.extend({ status: z.enum(['pending', 'delivered', 'failed']).optional(), event: z.enum(WEBHOOK_EVENTS).optional() }).strict();
