@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
+import { DURATION, isoDurationField } from '../http/iso-duration';
+import { PageQuery } from '../http/pagination';
+import { WEBHOOK_EVENTS } from '../../db/schema';
 import { PERMISSIONS } from '../../domain/tenants/permissions';
 import { TIERS } from '../../config/env';
 
@@ -100,3 +103,91 @@ export const AuditQuery = z
     token_id: z.uuid().optional(),
   })
   .strict();
+
+export const CostModel = openapi(
+  z
+    .object({
+      currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code such as USD'),
+      price_per_gb_scanned: z.number().min(0),
+      triage_minutes_per_alert: z.number().min(0),
+      cost_per_analyst_hour: z.number().min(0),
+    })
+    .strict(),
+  'CostModel',
+);
+
+/** How often scheduled detection runs: a Temporal Schedule interval, from a second to a day. */
+const detectionInterval = isoDurationField('PT5M', { min: DURATION.SECOND, max: DURATION.DAY });
+
+export const TargetBody = openapi(
+  z
+    .object({
+      name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -'),
+      kind: z.enum(['local', 'splunk', 'elastic', 'sentinel']),
+      environment: z.string().min(1).max(63),
+      connection: z.record(z.string().max(100), z.union([z.string().max(4096), z.number(), z.boolean()])).default({}),
+      detection_interval: detectionInterval.default('PT5M'),
+      cost_model: CostModel,
+    })
+    .strict(),
+  'TargetRequest',
+);
+
+export const Target = openapi(
+  z.object({
+    name: z.string(),
+    kind: z.enum(['local', 'splunk', 'elastic', 'sentinel']),
+    environment: z.string(),
+    connection: z.record(z.string(), z.unknown()).describe('Credentials are shown as "********"'),
+    detection_interval: z.string(),
+    cost_model: CostModel,
+    built_in: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+  'Target',
+);
+export const TargetList = openapi(z.object({ items: z.array(Target) }), 'TargetList');
+export const NameParams = z.object({ name: z.string().min(1).max(63) }).strict();
+
+const NOTIFY_EVENTS = WEBHOOK_EVENTS.filter((e) => e !== 'webhook.test');
+
+export const PutWebhookBody = openapi(
+  z
+    .object({
+      url: z.url({ protocol: /^https?$/ }).max(2048),
+      secret: z.string().min(16).max(256).optional().describe('HMAC key for X-Detflow-Signature; required the first time, kept when omitted later'),
+      events: z.array(z.enum(NOTIFY_EVENTS)).min(1).default([...NOTIFY_EVENTS]),
+      enabled: z.boolean().default(true),
+    })
+    .strict(),
+  'PutWebhook',
+);
+
+export const Webhook = openapi(
+  z.object({
+    url: z.string(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    secret_set: z.boolean().describe('The secret itself is never returned'),
+    updated_at: z.string(),
+  }),
+  'Webhook',
+);
+
+const DeliveryAttempt = z.object({ attempt: z.number().int(), at: z.string(), status_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int() });
+const Delivery = openapi(
+  z.object({
+    id: z.string(),
+    event: z.string(),
+    url: z.string(),
+    status: z.enum(['pending', 'delivered', 'failed']),
+    attempts: z.array(DeliveryAttempt),
+    created_at: z.string(),
+    delivered_at: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+  }),
+  'WebhookDelivery',
+);
+export const DeliveryList = openapi(z.object({ items: z.array(Delivery), next_cursor: z.string().nullable() }), 'WebhookDeliveryList');
+export const DeliveryQuery = PageQuery.extend({ status: z.enum(['pending', 'delivered', 'failed']).optional(), event: z.enum(WEBHOOK_EVENTS).optional() }).strict();

@@ -1,9 +1,10 @@
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq, gt } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiTokens, environments, targets, tenants, type TargetCostModel } from '../../db/schema';
 import type { Tier } from '../../config/env';
 import type { Permission } from './permissions';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format';
+import { conflict, notFound } from '../errors';
 
 export const DEFAULT_TENANT_ID = 'default';
 export const DEFAULT_ENVIRONMENTS = ['dev', 'staging', 'prod'];
@@ -73,6 +74,28 @@ export async function createToken(db: Db, input: NewToken): Promise<CreatedToken
   return { id: row!.id, token, displayPrefix: displayPrefix(token), createdAt: row!.createdAt };
 }
 
+/** What may be shown of a token: everything but its hash. */
+export type ApiKeyRecord = Pick<typeof apiTokens.$inferSelect, 'id' | 'name' | 'displayPrefix' | 'tenantId' | 'permissions' | 'environments' | 'createdAt' | 'expiresAt' | 'revokedAt'>;
+/** A token just created: its record, and the token itself, which is shown this once. */
+export type IssuedApiKey = ApiKeyRecord & { token: string };
+
+/** Creates a token and returns it with the record a list of tokens would show. */
+export async function issueApiKey(db: Db, input: NewToken): Promise<IssuedApiKey> {
+  const created = await createToken(db, input);
+  return {
+    id: created.id,
+    name: input.name,
+    displayPrefix: created.displayPrefix,
+    tenantId: input.tenantId,
+    permissions: input.permissions,
+    environments: input.environments,
+    createdAt: created.createdAt,
+    expiresAt: input.expiresAt,
+    revokedAt: null,
+    token: created.token,
+  };
+}
+
 export async function environmentsExist(db: Db, tenantId: string, names: string[]): Promise<string[]> {
   const rows = await db.select({ name: environments.name }).from(environments).where(eq(environments.tenantId, tenantId));
   const known = new Set(rows.map((r) => r.name));
@@ -128,4 +151,49 @@ async function ensureFixedToken(db: Db, token: string): Promise<void> {
     createdBy: null,
     token,
   });
+}
+
+/** A tenant with its environment names, in the order they were created. */
+export type TenantRecord = { tenant: typeof tenants.$inferSelect; environments: string[] };
+
+export async function findTenant(db: Db, id: string): Promise<TenantRecord | undefined> {
+  const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
+  if (!row) return undefined;
+  const envs = await db.select({ name: environments.name }).from(environments).where(eq(environments.tenantId, id)).orderBy(asc(environments.createdAt), asc(environments.name));
+  return { tenant: row, environments: envs.map((e) => e.name) };
+}
+
+/**
+ * Tenant management is the service operator's: creates a tenant with its environments (each once)
+ * and its first admin token, which holds every permission but `operator`.
+ */
+export async function createTenantWithAdmin(db: Db, input: NewTenant, createdBy: string): Promise<{ tenant: TenantRecord; adminKey: IssuedApiKey }> {
+  const created = await createTenant(db, { ...input, environments: [...new Set(input.environments)] });
+  if (!created) throw conflict(`A tenant ${input.id} already exists`);
+  const permissions = ALL_PERMISSIONS.filter((p) => p !== 'operator');
+  const adminKey = await issueApiKey(db, { tenantId: input.id, name: 'tenant admin', permissions, environments: null, expiresAt: null, createdBy });
+  return { tenant: (await findTenant(db, input.id))!, adminKey };
+}
+
+/** Tenants by id, after the id a previous page ended at. */
+export async function listTenants(db: Db, page: { after: string | undefined; limit: number }): Promise<{ items: TenantRecord[]; more: boolean }> {
+  const rows = await db.select({ id: tenants.id }).from(tenants).where(page.after ? gt(tenants.id, page.after) : undefined).orderBy(asc(tenants.id)).limit(page.limit + 1);
+  const items = await Promise.all(rows.slice(0, page.limit).map(async (r) => (await findTenant(db, r.id))!));
+  return { items, more: rows.length > page.limit };
+}
+
+export type TenantChanges = { name?: string | undefined; tier?: Tier | undefined; retentionDays?: number | undefined };
+
+export async function updateTenant(db: Db, id: string, changes: TenantChanges): Promise<TenantRecord> {
+  const updated = await db
+    .update(tenants)
+    .set({
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.tier !== undefined ? { tier: changes.tier } : {}),
+      ...(changes.retentionDays !== undefined ? { retentionDays: changes.retentionDays } : {}),
+    })
+    .where(eq(tenants.id, id))
+    .returning({ id: tenants.id });
+  if (updated.length === 0) throw notFound(`No tenant ${id}`);
+  return (await findTenant(db, id))!;
 }

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { openapi } from '../http/zod-openapi';
+
+const fieldName = z.string().min(1).max(200);
+export const IngestQuery = z
+  .object({
+    target: z.string().min(1).max(63).default('local'),
+    timestamp_field: fieldName.default('@timestamp').describe('Field holding the event time (RFC 3339, or epoch s/ms/µs/ns)'),
+    event_id_field: fieldName.optional().describe('Field holding a unique event id; generated when absent'),
+    product: z.string().min(1).max(100).optional().describe('Fixed logsource.product of every event'),
+    category: z.string().min(1).max(100).optional(),
+    service: z.string().min(1).max(100).optional(),
+    product_field: fieldName.optional().describe('Field holding each event’s logsource.product'),
+    category_field: fieldName.optional(),
+    service_field: fieldName.optional(),
+  })
+  .strict();
+
+export const IngestResult = openapi(
+  z.object({
+    target: z.string(),
+    accepted: z.number().int(),
+    rejected: z.number().int(),
+    errors: z.array(z.object({ line: z.number().int(), error: z.string() })).describe('Rejected lines by line number (the first 1000)'),
+    errors_truncated: z.boolean(),
+    cursor: z.number().int().describe('The store-wide cursor after this batch'),
+    duration_ms: z.number(),
+  }),
+  'IngestResult',
+);
+
+/** The upload's media types: NDJSON streamed line by line, or a JSON array. */
+export const IngestBody = {
+  description: 'Events as NDJSON (one JSON object per line, streamed), or a JSON array of objects',
+  content: { 'application/x-ndjson': z.string(), 'application/json': z.array(z.record(z.string(), z.unknown())) },
+};

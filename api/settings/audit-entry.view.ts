@@ -1,0 +1,19 @@
+import type { AuditRow } from '../../domain/audit/audit-log';
+
+export function auditEntryView(r: AuditRow) {
+  return {
+    id: r.id,
+    at: r.at.toISOString(),
+    request_id: r.requestId,
+    token_id: r.tokenId,
+    token_prefix: r.tokenPrefix,
+    tenant_id: r.tenantId,
+    method: r.method,
+    route: r.route,
+    path: r.path,
+    status: r.status,
+    duration_ms: r.durationMs,
+    client_ip: r.clientIp,
+    user_agent: r.userAgent,
+  };
+}

@@ -1,0 +1,68 @@
+import type { DomainDeps } from '../deps';
+import { conflict, invalidRequest } from '../errors';
+import type { Actor } from '../tenants/actor';
+import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
+import type { IngestOptions, IngestResult, IngestSource } from '../../siem/local/event-store';
+import { findTarget, type TargetRow } from './targets';
+
+const LOGSOURCE_KEYS = ['product', 'category', 'service'] as const;
+type LogsourceKey = (typeof LOGSOURCE_KEYS)[number];
+
+/** Where a batch of events goes, and how its events are read. */
+export type EventIntakeRequest = {
+  target: string;
+  timestampField: string;
+  eventIdField: string | undefined;
+  /** Each logsource key: fixed for every event, or read from a field of each event (not both). */
+  logsource: Record<LogsourceKey, { fixed: string | undefined; field: string | undefined }>;
+};
+
+/** A target that can take events now, and the options its event store reads them with. */
+export type EventIntake = { target: TargetRow; options: IngestOptions };
+
+/**
+ * Checks that events may be sent to the target — it is the tenant's, on an environment the actor
+ * may use, of a kind that takes events, held by this process — and turns the request into the
+ * store's options. Nothing has been read of the events yet.
+ */
+export async function openEventIntake(deps: DomainDeps, auth: Actor, request: EventIntakeRequest): Promise<EventIntake> {
+  const target = await findTarget(deps.database.db, auth, request.target);
+  try {
+    adapterFor(deps.siem, target.kind);
+  } catch (err) {
+    if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/query/target', message: 'events can be sent to local targets only' }]);
+    throw err;
+  }
+  // The process's SIEM adapters say whether it holds the local kind's events: an API running apart
+  // from the worker (the scaled topology) does not, and events stored there would be lost to detection.
+  if (!deps.siem.acceptsLocalEvents) {
+    throw conflict(
+      `Target ${target.name} is a local target, whose events live in the process that runs the worker; this API runs apart from it (the scaled topology), so it stores no events. Send events to a detflow started with npm start (API and worker in one process); nothing was stored.`,
+    );
+  }
+  const logsource: NonNullable<IngestOptions['logsource']> = {};
+  for (const key of LOGSOURCE_KEYS) {
+    const { fixed, field: from } = request.logsource[key];
+    if (fixed !== undefined && from !== undefined) throw invalidRequest(`Give ${key} or ${key}_field, not both`, [{ pointer: `/query/${key}_field`, message: 'conflicts' }]);
+    if (fixed !== undefined) (logsource as Record<string, unknown>)[key] = fixed;
+    if (from !== undefined) (logsource as Record<string, unknown>)[key] = { field: from };
+  }
+  const options: IngestOptions = {
+    timestampField: request.timestampField,
+    logsource,
+    ...(request.eventIdField ? { eventIdField: request.eventIdField } : {}),
+  };
+  return { target, options };
+}
+
+/** Stores a batch in the target's event store; bad lines are reported, and a batch of only bad lines is refused. */
+export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<IngestResult> {
+  const result = await deps.siem.localStore.ingest(auth.tenantId, source, intake.options);
+  if (result.accepted === 0 && result.rejected > 0) {
+    throw invalidRequest(
+      `No event was stored: all ${result.rejected} lines were rejected`,
+      result.errors.slice(0, 100).map((e) => ({ pointer: `/body/line/${e.line}`, message: e.error })),
+    );
+  }
+  return result;
+}

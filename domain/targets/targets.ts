@@ -1,0 +1,95 @@
+import { and, asc, eq } from 'drizzle-orm';
+import type { DomainDeps } from '../deps';
+import type { Db } from '../../db/client';
+import { deployments, targets, type TargetCostModel } from '../../db/schema';
+import { conflict, insufficientScope, invalidRequest, notFound } from '../errors';
+import { mayUseEnvironment, type Actor } from '../tenants/actor';
+import { environmentsExist } from '../tenants/tenant-service';
+import { sealConnection, type ConnectionSettings } from './target-connection';
+
+export type TargetRow = typeof targets.$inferSelect;
+
+/** A target's settings as a client gives them: a named SIEM instance of a kind, in one environment. */
+export type TargetSettings = {
+  name: string;
+  kind: TargetRow['kind'];
+  environment: string;
+  connection: ConnectionSettings;
+  /** How often scheduled detection runs, an ISO 8601 duration. */
+  detectionInterval: string;
+  costModel: TargetCostModel;
+};
+
+async function checkEnvironment(db: Db, auth: Actor, environment: string) {
+  if ((await environmentsExist(db, auth.tenantId, [environment])).length) {
+    throw invalidRequest(`No environment ${environment} in this tenant`, [{ pointer: '/body/environment', message: 'unknown environment' }]);
+  }
+  if (!mayUseEnvironment(auth, environment)) throw insufficientScope(`This token may not act on environment ${environment}`);
+}
+
+/** The tenant's targets on the environments the actor may use, by name. */
+export async function listTargets(db: Db, auth: Actor): Promise<TargetRow[]> {
+  const rows = await db.select().from(targets).where(eq(targets.tenantId, auth.tenantId)).orderBy(asc(targets.name));
+  return rows.filter((r) => mayUseEnvironment(auth, r.environment));
+}
+
+/** One target of the tenant, on an environment the actor may use. */
+export async function findTarget(db: Db, auth: Actor, name: string): Promise<TargetRow> {
+  const [row] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
+  if (!row) throw notFound(`No target ${name} in this tenant`);
+  if (!mayUseEnvironment(auth, row.environment)) throw insufficientScope(`This token may not act on environment ${row.environment}`);
+  return row;
+}
+
+export async function createTarget(deps: DomainDeps, auth: Actor, settings: TargetSettings): Promise<TargetRow> {
+  const { db } = deps.database;
+  await checkEnvironment(db, auth, settings.environment);
+  const inserted = await db
+    .insert(targets)
+    .values({
+      tenantId: auth.tenantId,
+      name: settings.name,
+      kind: settings.kind,
+      environment: settings.environment,
+      connection: sealConnection(deps.secrets, settings.connection),
+      detectionInterval: settings.detectionInterval,
+      costModel: settings.costModel,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (inserted.length === 0) throw conflict(`A target ${settings.name} already exists`);
+  return inserted[0]!;
+}
+
+/** Replaces a target's settings; its name and kind stay what they are. */
+export async function replaceTarget(deps: DomainDeps, auth: Actor, name: string, settings: TargetSettings): Promise<TargetRow> {
+  const { db } = deps.database;
+  const row = await findTarget(db, auth, name);
+  if (settings.name !== row.name || settings.kind !== row.kind) throw conflict('A target keeps its name and kind; create a new target instead');
+  await checkEnvironment(db, auth, settings.environment);
+  const [updated] = await db
+    .update(targets)
+    .set({
+      environment: settings.environment,
+      connection: sealConnection(deps.secrets, settings.connection, row.connection),
+      detectionInterval: settings.detectionInterval,
+      costModel: settings.costModel,
+      updatedAt: new Date(),
+    })
+    .where(eq(targets.id, row.id))
+    .returning();
+  return updated!;
+}
+
+/** Deletes a target that was never deployed to; the built-in one stays. */
+export async function deleteTarget(db: Db, auth: Actor, name: string): Promise<void> {
+  const row = await findTarget(db, auth, name);
+  if (row.builtIn) throw conflict(`The built-in target ${row.name} cannot be deleted`);
+  const history = await db.select({ status: deployments.status }).from(deployments).where(eq(deployments.targetId, row.id));
+  if (history.some((d) => ['active', 'demoted', 'deploying', 'pending_approval'].includes(d.status))) {
+    throw conflict(`Target ${row.name} has deployments in progress or active; roll them back first`);
+  }
+  // Deployment records are the audit trail of what ran where; a target with any is kept.
+  if (history.length) throw conflict(`Target ${row.name} has a deployment history; it is kept for the record`);
+  await db.delete(targets).where(eq(targets.id, row.id));
+}
