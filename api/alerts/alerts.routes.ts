@@ -4,7 +4,7 @@ import { newestFirstCursor } from '../http/pagination';
 import { ProblemSchema } from '../http/problem';
 import { findAlert, listAlerts, triageAlert } from '../../domain/alerts/alerts';
 import { UuidParams } from '../settings/schemas';
-import { decodeNewestFirstKey } from './alert-cursor';
+import { decodeNewestFirstCursor } from '../http/pagination';
 import { alertView } from './alert.view';
 import { Alert, AlertList, AlertQuery, PatchAlert } from './schemas';
 
@@ -23,7 +23,7 @@ export function alertRoutes(deps: ApiDeps) {
       responses: { 200: { description: 'A page of alerts', schema: AlertList } },
       handler: async ({ query, auth }) => {
         const page = await listAlerts(db, auth, {
-          after: decodeNewestFirstKey(query.cursor),
+          after: decodeNewestFirstCursor(query.cursor),
           status: query.status,
           disposition: query.disposition,
           ruleId: query.rule_id,

@@ -1,9 +1,7 @@
-import type { SQL } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { invalidRequest } from '../../domain/errors';
 import { findUnstorableText } from '../../lib/storable-text';
-import { newestFirstAfter as pageAfter, type NewestFirstKey } from '../../domain/paging';
+import type { NewestFirstKey } from '../../domain/paging';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -56,11 +54,6 @@ export function decodeNewestFirstCursor(cursor: string | undefined): NewestFirst
   // Every list keyed this way has UUID ids.
   if (!isCursorTime(when) || !key || !UUID.test(key)) throw invalidCursor();
   return { createdAt: when, id: key };
-}
-
-/** @deprecated decode with decodeNewestFirstCursor and page in the domain (kept while lists move). */
-export function newestFirstAfter(cursor: string | undefined, createdAt: PgColumn, id: PgColumn): SQL | undefined {
-  return pageAfter(decodeNewestFirstCursor(cursor), createdAt, id);
 }
 
 export function newestFirstCursor(last: { createdAt: Date; id: string } | undefined, more: boolean): string | null {

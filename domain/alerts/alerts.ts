@@ -1,9 +1,10 @@
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { DomainDeps } from '../deps';
 import type { Db } from '../../db/client';
 import { alerts, targets } from '../../db/schema';
 import { notFound } from '../errors';
 import type { Actor } from '../tenants/actor';
+import { newestFirstAfter, type NewestFirstKey } from '../paging';
 
 /** Alerts raised by scheduled detection, and their triage: the data the health reports compute from. */
 export type AlertRow = typeof alerts.$inferSelect;
@@ -13,7 +14,7 @@ type Disposition = NonNullable<AlertRow['disposition']>;
 
 export type AlertFilter = {
   /** The last alert of the previous page, in newest-first order. */
-  after: { createdAt: Date; id: string } | undefined;
+  after: NewestFirstKey | undefined;
   status: AlertRow['status'] | undefined;
   disposition: Disposition | undefined;
   ruleId: string | undefined;
@@ -30,12 +31,6 @@ export type AlertTriage = {
   disposition?: Disposition | null | undefined;
 };
 
-/** Newest first by (created_at, id): rows created in the same instant as the last one seen are not skipped. */
-function olderThan(after: AlertFilter['after']) {
-  if (!after) return undefined;
-  return or(lt(alerts.createdAt, after.createdAt), and(eq(alerts.createdAt, after.createdAt), lt(alerts.id, after.id)));
-}
-
 export async function listAlerts(db: Db, auth: Actor, filter: AlertFilter): Promise<{ items: AlertOnTarget[]; more: boolean }> {
   const rows = await db
     .select({ alert: alerts, target: targets.name })
@@ -44,7 +39,7 @@ export async function listAlerts(db: Db, auth: Actor, filter: AlertFilter): Prom
     .where(
       and(
         eq(alerts.tenantId, auth.tenantId),
-        olderThan(filter.after),
+        newestFirstAfter(filter.after, alerts.createdAt, alerts.id),
         filter.status ? eq(alerts.status, filter.status) : undefined,
         filter.disposition ? eq(alerts.disposition, filter.disposition) : undefined,
         filter.ruleId ? eq(alerts.ruleId, filter.ruleId.toLowerCase()) : undefined,

@@ -26,7 +26,6 @@ describe('deploy with approval', () => {
 
   const requestDeploy = (extra: Record<string, unknown> = {}, token = requester) =>
     svc.request('POST', '/api/v1/rules/deploy', { token, body: { rule_id: RULE_ID, target: 'local', approval_required: true, ...extra } });
-  const approvalOf = async (deploy: any) => (await svc.request('GET', deploy.body.links.approval.replace('/api/v1', '/api/v1'), {})).body;
   const decide = (id: string, decision: string, token = reviewer, comment = 'looks fine') => svc.request('POST', `/api/v1/approvals/${id}/decision`, { token, body: { decision, comment } });
   const waitDeployment = async (id: string, status: string) => {
     for (let i = 0; i < 100; i++) {
