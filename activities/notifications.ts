@@ -1,113 +1,14 @@
-import crypto from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client';
-import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../db/schema';
-import type { SecretBox } from '../config/secret-box';
-import { buildWebhookBody, signWebhook } from './webhook-message';
-import { FailureType } from '../domain/contracts';
+import { Context } from '@temporalio/activity';
+import { webhookDelivery, type NotificationDeps } from '../domain/notifications/webhook-delivery';
 
-export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date };
-
-const TIMEOUT_MS = 10_000;
-
-export function createNotificationActivities({ db, secrets, fetchImpl = fetch, now = () => new Date() }: NotificationDeps) {
+/** Webhook deliveries (domain/notifications/webhook-delivery.ts) as activities. */
+export function createNotificationActivities(deps: NotificationDeps) {
+  const deliveries = webhookDelivery(deps);
   return {
-    /**
-     * Records a notification for the tenant's webhook if it is configured, enabled and subscribed to
-     * the event. Keyed by `sourceKey`, so a retried activity returns the same delivery instead of a
-     * second one. Returns the delivery id, or null when nobody listens.
-     */
-    async recordNotification(input: { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> }): Promise<string | null> {
-      const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, input.tenantId));
-      if (!settings || !settings.enabled || !(settings.events.includes(input.event) || input.event === 'webhook.test')) return null;
-      const id = crypto.randomUUID();
-      await db
-        .insert(webhookDeliveries)
-        .values({
-          id,
-          tenantId: input.tenantId,
-          event: input.event,
-          sourceKey: input.sourceKey,
-          url: settings.url,
-          status: 'pending',
-          payload: buildWebhookBody({ event: input.event, deliveryId: id, tenantId: input.tenantId, createdAt: now(), data: input.data }),
-        })
-        .onConflictDoNothing();
-      const [row] = await db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.tenantId, input.tenantId), eq(webhookDeliveries.sourceKey, input.sourceKey)));
-      return row!.id;
-    },
-
-    /**
-     * One delivery attempt, recorded whatever happens. A delivery already acknowledged is never sent
-     * again, so a retried activity cannot deliver twice; a non-2xx answer or a network error throws
-     * and Temporal retries with backoff.
-     */
-    async deliverWebhook({ deliveryId }: { deliveryId: string }): Promise<{ statusCode: number; attempts: number }> {
-      const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
-      if (!delivery) throw ApplicationFailure.nonRetryable(`No webhook delivery ${deliveryId}`, FailureType.DeliveryNotFound);
-      if (delivery.status === 'delivered') return { statusCode: delivery.lastStatusCode ?? 200, attempts: delivery.attempts };
-      const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, delivery.tenantId));
-      if (!settings) {
-        await db.update(webhookDeliveries).set({ status: 'failed', lastError: 'the webhook was removed' }).where(eq(webhookDeliveries.id, deliveryId));
-        throw ApplicationFailure.nonRetryable('The webhook was removed before delivery', FailureType.WebhookRemoved);
-      }
-      const [{ attempt }] = (await db
-        .update(webhookDeliveries)
-        .set({ attempts: sql`${webhookDeliveries.attempts} + 1` })
-        .where(eq(webhookDeliveries.id, deliveryId))
-        .returning({ attempt: webhookDeliveries.attempts })) as [{ attempt: number }];
-
-      const body = JSON.stringify(delivery.payload);
-      const timestamp = Math.floor(now().getTime() / 1000);
-      const started = performance.now();
-      let statusCode: number | null = null;
-      let error: string | null = null;
-      const abort = AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), Context.current().cancellationSignal]);
-      try {
-        const res = await fetchImpl(delivery.url, {
-          method: 'POST',
-          signal: abort,
-          redirect: 'manual',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'detflow-webhook/1',
-            'x-detflow-event': delivery.event,
-            'x-detflow-delivery': delivery.id,
-            'x-detflow-timestamp': String(timestamp),
-            'x-detflow-signature': signWebhook(secrets.open(settings.secret), timestamp, body),
-          },
-          body,
-        });
-        statusCode = res.status;
-        await res.arrayBuffer().catch(() => undefined);
-        if (!res.ok) error = `the receiver answered ${res.status}`;
-      } catch (err) {
-        error = `${(err as Error).name}: ${(err as Error).message}`;
-      }
-      const durationMs = Math.round(performance.now() - started);
-      await db.insert(webhookAttempts).values({ deliveryId, attempt, statusCode, error, durationMs });
-      await db
-        .update(webhookDeliveries)
-        .set({
-          lastStatusCode: statusCode,
-          lastError: error,
-          ...(error === null ? { status: 'delivered' as const, deliveredAt: sql`now()` } : {}),
-        })
-        .where(eq(webhookDeliveries.id, deliveryId));
-      if (error !== null) throw ApplicationFailure.retryable(`Webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`, FailureType.WebhookDeliveryFailed);
-      return { statusCode: statusCode!, attempts: attempt };
-    },
-
-    async markDeliveryFailed({ deliveryId, reason }: { deliveryId: string; reason: string }): Promise<void> {
-      await db
-        .update(webhookDeliveries)
-        .set({ status: 'failed', lastError: reason })
-        .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending')));
-    },
+    recordNotification: deliveries.recordNotification,
+    /** An attempt stops when Temporal cancels the activity (the run was cancelled or timed out). */
+    deliverWebhook: (input: { deliveryId: string }) => deliveries.deliverWebhook(input, Context.current().cancellationSignal),
+    markDeliveryFailed: deliveries.markDeliveryFailed,
   };
 }
 

@@ -8,15 +8,13 @@ import { isoDurationMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
-const RETENTION_SCHEDULE_ID = workflowIds.retentionSchedule;
-
 /** The daily retention pass; created once per Temporal namespace, harmless to call again. */
 export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<void> {
   try {
     await temporal.client.schedule.create({
-      scheduleId: RETENTION_SCHEDULE_ID,
+      scheduleId: workflowIds.retentionSchedule,
       spec: { intervals: [{ every: '1 day' }] },
-      action: { type: 'startWorkflow', workflowType: WorkflowType.ApplyRetention, args: [], taskQueue: temporal.taskQueue, workflowId: RETENTION_SCHEDULE_ID, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
+      action: { type: 'startWorkflow', workflowType: WorkflowType.ApplyRetention, args: [], taskQueue: temporal.taskQueue, workflowId: workflowIds.retentionSchedule, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
   } catch (err) {
@@ -24,10 +22,6 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
   }
 }
 
-/** @deprecated read `workflowIds.detectionSchedule` from the contracts (kept while callers move). */
-export const detectionScheduleId = workflowIds.detectionSchedule;
-
-/** An ISO 8601 duration (`P7D`, `PT5M`) in milliseconds; the API validated it when it was stored. */
 
 /**
  * Scheduled detection runs as one Temporal Schedule per active deployment on a local target, at the
@@ -46,7 +40,7 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
       // Superseded or rolled back since it was activated (a newer deploy won the race): a schedule
       // now would run for ever on a deployment that never detects again.
       if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(row.d.status)) return null;
-      const scheduleId = detectionScheduleId(row.d.tenantId, deploymentId);
+      const scheduleId = workflowIds.detectionSchedule(row.d.tenantId, deploymentId);
       try {
         await temporal.client.schedule.create({
           scheduleId,
@@ -75,7 +69,7 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
     async removeDetectionSchedules({ tenantId, deploymentIds }: { tenantId: string; deploymentIds: string[] }): Promise<void> {
       for (const id of deploymentIds) {
         try {
-          await temporal.client.schedule.getHandle(detectionScheduleId(tenantId, id)).delete();
+          await temporal.client.schedule.getHandle(workflowIds.detectionSchedule(tenantId, id)).delete();
         } catch (err) {
           if (!(err instanceof ScheduleNotFoundError)) throw err;
         }

@@ -19,7 +19,7 @@ import { createWorker } from '../worker/create-worker';
 import { installTemporalLogging } from '../worker/runtime-logging';
 import { resolveTemporalCli } from '../worker/temporal-cli';
 import { startTemporalDevServer } from '../worker/temporal-dev-server';
-import { detectionScheduleId } from '../activities/schedules';
+import { workflowIds } from '../domain/contracts';
 import { Notify } from '../workflows/notify';
 import { printTable } from './support';
 
@@ -247,7 +247,7 @@ async function main() {
     // Schedules outlive the run on a shared Temporal server: remove every detection schedule made.
     stops.push(async () => {
       const rows = await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments);
-      await mapLimit(rows, 20, (d) => client.schedule.getHandle(detectionScheduleId(d.tenantId, d.id)).delete().catch(() => undefined));
+      await mapLimit(rows, 20, (d) => client.schedule.getHandle(workflowIds.detectionSchedule(d.tenantId, d.id)).delete().catch(() => undefined));
     });
     const api = apiClient(server.url);
 

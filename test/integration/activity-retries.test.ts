@@ -2,7 +2,8 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDeploymentActivities } from '../../activities/deployments';
 import { createDetectionActivities } from '../../activities/detection';
-import { createScheduleActivities, detectionScheduleId } from '../../activities/schedules';
+import { createScheduleActivities } from '../../activities/schedules';
+import { workflowIds } from '../../domain/contracts';
 import { imageRule, startTestService, type TestService, until } from '../support/harness';
 
 /**
@@ -51,7 +52,7 @@ describe('activities repeated or late', () => {
   it('sets up no schedule for a deployment superseded since, and a leaked one removes itself at its next run', async () => {
     const schedules = createScheduleActivities({ db: svc.database.db, temporal: temporal() });
     expect(await schedules.ensureDetectionSchedule({ deploymentId: v1 })).toBeNull();
-    const id = detectionScheduleId('default', v1);
+    const id = workflowIds.detectionSchedule('default', v1);
     await expect(svc.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
 
     // A schedule that leaked (its removal was lost): paused, so only the run below acts on it.
@@ -65,7 +66,7 @@ describe('activities repeated or late', () => {
     expect(outcome.skipped).toBe('deployment is superseded');
     await expect(svc.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
     // The live version's schedule is untouched.
-    const live = svc.client.schedule.getHandle(detectionScheduleId('default', v2));
+    const live = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', v2));
     await until('the live version’s schedule', async () => live.describe().then(() => true, () => undefined));
   });
   it('a detection run retried after it committed returns what it did, so its budget crossing is still acted on', async () => {
@@ -77,7 +78,7 @@ describe('activities repeated or late', () => {
     expect(started.status).toBe(202);
     expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
     // Only the calls below detect: the deployment's own schedule is paused.
-    const schedule = svc.client.schedule.getHandle(detectionScheduleId('default', started.body.id));
+    const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
     // Set up just after activation: pause it once it exists.
     await until('the detection schedule', async () => schedule.pause('test drives detection').then(() => true, () => undefined));
     const lines = [1, 2, 3].map((i) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\noisy.exe', CommandLine: `noisy ${i}` }));
@@ -110,7 +111,7 @@ describe('activities repeated or late', () => {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(ruleId, 'triaged.exe') } })).status).toBe(201);
     const started = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
     expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
-    const schedule = svc.client.schedule.getHandle(detectionScheduleId('default', started.body.id));
+    const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
     await until('the detection schedule', async () => schedule.pause('test drives detection').then(() => true, () => undefined));
     const ingest = async (n: number) => {
       const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\triaged.exe', CommandLine: `triaged ${Math.random()} ${i}` }));

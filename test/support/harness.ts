@@ -5,7 +5,7 @@ import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { deployments } from '../../db/schema';
-import { detectionScheduleId } from '../../activities/schedules';
+import { workflowIds } from '../../domain/contracts';
 import { openDatabase, type Database } from '../../db/client';
 import { ensureBootstrap } from '../../domain/tenants/tenant-service';
 import { startApi, type RunningApi } from '../../api/server';
@@ -191,7 +191,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       await api.close();
       // Schedules outlive workers: remove this service's, so they do not fire into an empty queue.
       for (const d of await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments)) {
-        await client.schedule.getHandle(detectionScheduleId(d.tenantId, d.id)).delete().catch((err: unknown) => {
+        await client.schedule.getHandle(workflowIds.detectionSchedule(d.tenantId, d.id)).delete().catch((err: unknown) => {
           if (!(err instanceof ScheduleNotFoundError)) throw err;
         });
       }

@@ -1,5 +1,5 @@
-import { budgetWindowStart } from '../../activities/detection';
-import { summarize } from '../../activities/webhook-message';
+import { budgetWindowStart } from '../../domain/detection/noise-budget-policy';
+import { summarize } from '../../domain/notifications/webhook-message';
 
 describe('the window a day’s noise budget counts in', () => {
   const at = new Date('2026-03-04T15:00:00Z');

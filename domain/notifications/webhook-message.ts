@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { WebhookEvent } from '../db/schema';
+import type { WebhookEvent } from '../../db/schema';
 
 /** The body a webhook receives: Slack-compatible (`text`, `blocks`) plus the structured event. */
 export type WebhookBody = {

@@ -1,0 +1,262 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { and, eq, gte, ne, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVersions, targets, type Deployment, type NoiseBudgetPolicy } from '../../db/schema';
+import { storableJson } from '../../lib/storable-text';
+import { cursorAfterRun, detectionModeOf, type DetectionMode } from './detection-run';
+import { alertsAllowedToOpen, budgetVerdict, budgetWindowStart, type DemotionRecord } from './noise-budget-policy';
+import type { CursorEvent, LiveEvaluationResult } from '../../siem/adapter';
+import { adapterFor, type SiemAdapters } from '../../siem/adapters';
+import { compileRuleForTarget } from '../rules/rule-compilation';
+import { FailureType } from '../contracts';
+
+export { budgetWindowStart } from './noise-budget-policy';
+
+/** Matched events handled per run; more wait for the next run (the cursor stops at the last one). */
+const MAX_EVENTS_PER_RUN = 5_000;
+
+export type DetectionOutcome = {
+  skipped: string | null;
+  scanned: number;
+  matches: number;
+  raised: number;
+  suppressed: number;
+  /** True on the run that first went over the noise budget of the current UTC day. */
+  budgetExceededNow: boolean;
+  budget: number | null;
+  /** The deployment's policy for going over its budget (absent in runs recorded before policies existed). */
+  onExceed?: NonNullable<NoiseBudgetPolicy['on_exceed']>;
+  /** `shadow` while the deployment is demoted: matches are counted and no alert is raised. */
+  mode?: 'alert' | 'shadow';
+  /** True on the run that demoted the deployment (`on_exceed: demote`). */
+  demoted?: boolean;
+  alertsToday: number;
+  tenantId: string;
+  ruleId: string;
+  version: number;
+  target: string;
+};
+
+/** What a run evaluates: the deployment, its rule version's text and its target. */
+type DeploymentToEvaluate = { d: Deployment; content: string; targetKind: string; targetName: string };
+
+/** One run of one live deployment, as it began. */
+type DetectionRun = {
+  deploymentId: string;
+  d: Deployment;
+  mode: DetectionMode;
+  /** Where the evaluation starts: events committed after it are this run's. */
+  cursor: number;
+  startedAt: Date;
+  /** performance.now() at the start, for the run's duration. */
+  t0: number;
+  activityKey: string | null;
+};
+
+/** Read: the deployment to evaluate; a deployment that does not exist is permanent (DeploymentNotFound). */
+async function readDeployment(db: Db, deploymentId: string): Promise<DeploymentToEvaluate> {
+  const [row] = await db
+    .select({ d: deployments, content: ruleVersions.content, targetKind: targets.kind, targetName: targets.name })
+    .from(deployments)
+    .innerJoin(targets, eq(targets.id, deployments.targetId))
+    .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
+    .where(eq(deployments.id, deploymentId));
+  if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, FailureType.DeploymentNotFound);
+  return row;
+}
+
+/** The outcome an earlier attempt of this very activity committed, if one did. */
+async function recordedOutcome(q: Pick<Db, 'select'>, key: string | null): Promise<DetectionOutcome | undefined> {
+  if (key === null) return undefined;
+  const [row] = await q.select({ outcome: detectionRuns.outcome }).from(detectionRuns).where(eq(detectionRuns.activityKey, key));
+  return row?.outcome as DetectionOutcome | undefined;
+}
+
+/** Read: the open alerts of the budget window, and the alerts earlier runs of it suppressed. */
+async function readBudgetUsage(tx: Pick<Db, 'select'>, deploymentId: string, windowStart: Date): Promise<{ openAlerts: number; suppressedEarlier: number }> {
+  const [{ n }] = (await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(alerts)
+    .where(and(eq(alerts.deploymentId, deploymentId), gte(alerts.createdAt, windowStart), ne(alerts.status, 'suppressed')))) as [{ n: number }];
+  const [{ earlier }] = (await tx
+    .select({ earlier: sql<number>`coalesce(sum(${detectionRuns.alertsSuppressed}), 0)::int` })
+    .from(detectionRuns)
+    .where(and(eq(detectionRuns.deploymentId, deploymentId), gte(detectionRuns.startedAt, windowStart)))) as [{ earlier: number }];
+  return { openAlerts: n, suppressedEarlier: earlier };
+}
+
+/**
+ * Record: one alert per matched event, the first `allowedOpen` new ones open and the rest
+ * suppressed. Keyed by (deployment, event), so an event already alerted is skipped and counts for
+ * neither.
+ */
+async function storeAlerts(tx: Pick<Db, 'insert'>, run: DetectionRun, events: readonly CursorEvent[], allowedOpen: number): Promise<{ raised: number; suppressed: number }> {
+  const { d } = run;
+  let raised = 0;
+  let suppressed = 0;
+  for (const ev of events) {
+    const open = raised < allowedOpen;
+    const inserted = await tx
+      .insert(alerts)
+      .values({
+        tenantId: d.tenantId,
+        deploymentId: run.deploymentId,
+        ruleId: d.ruleId,
+        version: d.version,
+        targetId: d.targetId,
+        eventSeq: ev.seq,
+        eventId: ev.eventId,
+        eventTime: ev.time,
+        // Events stored before ingestion refused U+0000 and unpaired surrogates: made storable
+        // rather than failing (and so stopping) this deployment's detection for good.
+        event: storableJson(ev.event),
+        status: open ? 'open' : 'suppressed',
+        createdAt: run.startedAt,
+      })
+      .onConflictDoNothing()
+      .returning({ id: alerts.id });
+    if (inserted.length === 0) continue;
+    if (open) raised++;
+    else suppressed++;
+  }
+  return { raised, suppressed };
+}
+
+/** Record: the deployment's cursor moves past the run, and a demotion, when the policy decided one, is applied with it. */
+async function advanceDeployment(tx: Pick<Db, 'update'>, deploymentId: string, cursor: number, demotion: DemotionRecord | null): Promise<void> {
+  await tx
+    .update(deployments)
+    .set({ detectionCursor: cursor, ...(demotion ? { status: 'demoted' as const, demotion, updatedAt: sql`now()` } : {}) })
+    .where(eq(deployments.id, deploymentId));
+}
+
+/** Record: the run and its outcome (the outcome is what a retried attempt answers). */
+async function recordRun(tx: Pick<Db, 'insert'>, run: DetectionRun, found: LiveEvaluationResult, cursorTo: number, outcome: DetectionOutcome): Promise<DetectionOutcome> {
+  await tx.insert(detectionRuns).values({
+    tenantId: run.d.tenantId,
+    deploymentId: run.deploymentId,
+    ruleId: run.d.ruleId,
+    startedAt: run.startedAt,
+    durationMs: Math.round(performance.now() - run.t0),
+    eventsScanned: found.scanned,
+    matches: found.matched,
+    alertsRaised: outcome.raised,
+    alertsSuppressed: outcome.suppressed,
+    mode: run.mode,
+    cursorFrom: run.cursor,
+    cursorTo,
+    error: null,
+    activityKey: run.activityKey,
+    outcome,
+  });
+  return outcome;
+}
+
+/** Record: a run whose query failed; the cursor stays where it was. */
+async function recordFailedRun(db: Db, run: DetectionRun, error: string): Promise<void> {
+  await db.insert(detectionRuns).values({
+    tenantId: run.d.tenantId,
+    deploymentId: run.deploymentId,
+    ruleId: run.d.ruleId,
+    startedAt: run.startedAt,
+    durationMs: Math.round(performance.now() - run.t0),
+    eventsScanned: 0,
+    matches: 0,
+    alertsRaised: 0,
+    alertsSuppressed: 0,
+    mode: run.mode,
+    cursorFrom: run.cursor,
+    cursorTo: run.cursor,
+    error,
+  });
+}
+
+/** What a detection run needs: the records, the target's adapter, the clock, and a way to remove a schedule. */
+export type DetectionDeps = {
+  db: Db;
+  siem: SiemAdapters;
+  now: () => Date;
+  /**
+   * Removes the deployment's own detection schedule: a schedule whose deployment has ended (one
+   * that leaked when its removal was lost to a retry or a race) removes itself at its next run
+   * instead of running for ever.
+   */
+  removeSchedule: (tenantId: string, deploymentId: string) => Promise<void>;
+};
+
+/**
+ * One scheduled-detection run of one deployment on the local target: evaluates the events
+ * committed since the deployment's cursor and stores an alert per match, in one transaction with
+ * the new cursor and the run record. Alerts are keyed by (deployment, event), so a run repeated
+ * after a crash raises nothing twice. Alerts beyond the day's noise budget are stored as
+ * `suppressed` and counted.
+ *
+ * Steps: read the deployment; evaluate its rule through the target's adapter; in one
+ * transaction, apply the noise-budget policy (domain/detection) and record alerts, cursor and run.
+ */
+export async function runDetection(
+  deps: DetectionDeps,
+  { deploymentId, activityKey: key }: { deploymentId: string; activityKey: string | null },
+): Promise<DetectionOutcome> {
+  const { db, siem, now, removeSchedule } = deps;
+  const earlier = await recordedOutcome(db, key);
+  if (earlier) return earlier;
+  const startedAt = now();
+  const t0 = performance.now();
+
+  const { d, content, targetKind, targetName } = await readDeployment(db, deploymentId);
+  const budget = d.noiseBudget?.max_alerts_per_day ?? null;
+  const onExceed = d.noiseBudget?.on_exceed ?? 'suppress';
+  const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: targetName, budget, onExceed };
+  const idle = (skipped: string): DetectionOutcome => ({ ...base, skipped, scanned: 0, matches: 0, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0 });
+  const mode = detectionModeOf(d.status);
+  if (!mode) {
+    if ((FINAL_DEPLOYMENT_STATUSES as readonly string[]).includes(d.status)) await removeSchedule(d.tenantId, deploymentId);
+    return idle(`deployment is ${d.status}`);
+  }
+  if (targetKind !== 'local') return idle(`${targetKind} targets run their own detection`);
+
+  // Evaluate.
+  const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetKind);
+  const target = adapterFor(siem, targetKind);
+  const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId)), startedAt, t0, activityKey: key };
+  let found: LiveEvaluationResult;
+  try {
+    found = await target.evaluateSince(d.tenantId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
+  } catch (err) {
+    // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
+    await recordFailedRun(db, run, (err as Error).message);
+    throw ApplicationFailure.nonRetryable(`Detection query of deployment ${deploymentId} failed: ${(err as Error).message}`, FailureType.DetectionQueryFailed);
+  }
+  const next = cursorAfterRun(found);
+
+  // Apply the policy and record, together.
+  return db.transaction(async (tx) => {
+    const [locked] = await tx.select({ cursor: deployments.detectionCursor, status: deployments.status }).from(deployments).where(eq(deployments.id, deploymentId)).for('update');
+    // An earlier attempt still running when this one started has committed meanwhile.
+    const committed = await recordedOutcome(tx, key);
+    if (committed) return committed;
+    if (locked!.status !== d.status) return idle(`deployment is ${locked!.status}`);
+    if ((locked!.cursor ?? run.cursor) !== run.cursor) return idle('another run advanced this deployment first');
+    const evaluated = { ...base, skipped: null, scanned: found.scanned, matches: found.matched };
+    if (mode === 'shadow') {
+      // Demoted: the rule keeps being evaluated so a person can see what it would raise, but
+      // no alert reaches anyone until it is promoted.
+      await advanceDeployment(tx, deploymentId, next, null);
+      return recordRun(tx, run, found, next, { ...evaluated, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode });
+    }
+    const usage = await readBudgetUsage(tx, deploymentId, budgetWindowStart(startedAt, d.demotion));
+    const { raised, suppressed } = await storeAlerts(tx, run, found.events, alertsAllowedToOpen(budget, usage.openAlerts));
+    const verdict = budgetVerdict({ budget, onExceed, alertsBefore: usage.openAlerts, raised, suppressed, suppressedEarlierToday: usage.suppressedEarlier, at: startedAt });
+    await advanceDeployment(tx, deploymentId, next, verdict.demotion);
+    return recordRun(tx, run, found, next, {
+      ...evaluated,
+      raised,
+      suppressed,
+      budgetExceededNow: verdict.budgetExceededNow,
+      alertsToday: verdict.alertsToday,
+      mode,
+      demoted: verdict.demotion !== null,
+    });
+  });
+}
