@@ -1,8 +1,8 @@
 import { defineConfig } from 'drizzle-kit';
 
-// Migrations are generated from db/schema.ts (`npm run db:generate`) and applied at start-up.
+// Migrations are generated from db/schema/ (its index) (`npm run db:generate`) and applied at start-up.
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './db/schema.ts',
+  schema: './db/schema/index.ts',
   out: './db/migrations',
 });

@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { replays, targets, type RunStatus } from '../db/schema';
+import { replays, targets } from '../db/schema';
+import { type RunStatus } from '../domain/contracts';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { withHeartbeat } from './heartbeat';
 import { replayFigures, type ChunkFigures } from '../domain/runs/replay-figures';

@@ -2,8 +2,8 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
 import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { LIVE_DEPLOYMENT_STATUSES, deployments, targets } from '../db/schema';
-import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds } from '../domain/contracts';
+import { deployments, targets } from '../db/schema';
+import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../domain/contracts';
 import { isoDurationMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };

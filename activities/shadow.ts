@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { shadowRuns, targets, type RunStatus } from '../db/schema';
+import { shadowRuns, targets } from '../db/schema';
+import { type RunStatus } from '../domain/contracts';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { round } from '../domain/runs/rounding';
 import { shadowFigures, type ShadowState } from '../domain/runs/shadow-figures';

@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { approvals, deployments, type DeploymentStatus } from '../../db/schema';
+import { approvals, deployments } from '../../db/schema';
+import { type DeploymentStatus } from '../contracts';
 import type { Decision } from '../contracts';
 import type { ImpactSummary } from './impact-summary';
 

@@ -4,8 +4,8 @@ import type { Db } from '../../db/client';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
 import { sameRuleOnTarget } from './deployment-scope';
-import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, deployments, ruleVersions, targets, type DeploymentStatus } from '../../db/schema';
-import { FailureType } from '../contracts';
+import { deployments, ruleVersions, targets } from '../../db/schema';
+import { FailureType, FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, type DeploymentStatus } from '../contracts';
 
 export type DeploymentPlan = {
   deploymentId: string;

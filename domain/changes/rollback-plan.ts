@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, desc, eq, inArray, ne } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { LIVE_DEPLOYMENT_STATUSES, deployments, targets, type Deployment } from '../../db/schema';
+import { deployments, targets, type Deployment } from '../../db/schema';
 import type { RollbackInput } from '../../workflows/rollback';
 import { sameRuleOnTarget } from './deployment-scope';
-import { FailureType, workflowIds } from '../contracts';
+import { FailureType, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../contracts';
 
 /**
  * What a Rollback run is given, decided the same way whether a person asked for it (the API) or a

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
-import { LIVE_DEPLOYMENT_STATUSES, deployments, rules, targets } from '../../db/schema';
+import { deployments, rules, targets } from '../../db/schema';
 import type { Rollback } from '../../workflows/rollback';
-import { WorkflowType, rollbackSearchAttributes, workflowIds } from '../contracts';
+import { WorkflowType, rollbackSearchAttributes, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../contracts';
 import type { DomainDeps } from '../deps';
 import { conflict, insufficientScope, notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';

@@ -3,7 +3,7 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DomainDeps } from '../deps';
 import { startOrJoin } from '../runs/start-or-join';
-import { LIVE_DEPLOYMENT_STATUSES, approvals, deployments, rules, targets, type NoiseBudgetPolicy } from '../../db/schema';
+import { approvals, deployments, rules, targets } from '../../db/schema';
 import { insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
@@ -11,7 +11,7 @@ import { limitsOf } from '../tenants/resource-limits';
 import { computeImpactSummary } from './impact-summary';
 import type { DeployWithApproval } from '../../workflows/deploy-with-approval';
 import type { DeployInput } from '../../workflows/change-messages';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../contracts';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds, LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
 
 export type ChangeRequest = {
   ruleId: string;

@@ -1,14 +1,14 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { alerts, deployments, detectionRuns, FINAL_DEPLOYMENT_STATUSES, ruleVersions, targets, type Deployment, type NoiseBudgetPolicy } from '../../db/schema';
+import { alerts, deployments, detectionRuns, ruleVersions, targets, type Deployment } from '../../db/schema';
 import { storableJson } from '../../lib/storable-text';
 import { cursorAfterRun, detectionModeOf, type DetectionMode } from './detection-run';
 import { alertsAllowedToOpen, budgetVerdict, budgetWindowStart, type DemotionRecord } from './noise-budget-policy';
 import type { CursorEvent, LiveEvaluationResult } from '../../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
-import { FailureType } from '../contracts';
+import { FailureType, FINAL_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
 
 export { budgetWindowStart } from './noise-budget-policy';
 

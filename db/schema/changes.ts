@@ -1,0 +1,81 @@
+import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { APPROVAL_STATUSES, DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../../domain/contracts';
+import { createdAt, tstz } from './columns';
+import { tenants, targets } from './tenants';
+
+/** Changes: deployments of rule versions to targets, and the approvals they wait on. */
+
+/** The last demotion of a deployment and, once a person promoted it back, who did and when. */
+export type Demotion = {
+  demoted_at: string;
+  reason: string;
+  alerts: number;
+  budget: number;
+  promoted_at?: string;
+  promoted_by?: string;
+  comment?: string | null;
+};
+
+export const deployments = pgTable(
+  'deployments',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targetId: uuid('target_id')
+      .notNull()
+      .references(() => targets.id),
+    status: text('status', { enum: DEPLOYMENT_STATUSES }).notNull(),
+    approvalRequired: boolean('approval_required').notNull(),
+    noiseBudget: jsonb('noise_budget').$type<NoiseBudgetPolicy | null>(),
+    workflowId: text('workflow_id').notNull(),
+    runId: text('run_id'),
+    demotion: jsonb('demotion').$type<Demotion>(),
+    requestedBy: uuid('requested_by'),
+    error: text('error'),
+    /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
+    detectionCursor: bigint('detection_cursor', { mode: 'number' }),
+    createdAt: createdAt(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+    activatedAt: tstz('activated_at'),
+    endedAt: tstz('ended_at'),
+  },
+  (t) => [
+    uniqueIndex('deployments_workflow').on(t.workflowId),
+    index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId),
+  ],
+);
+
+export type Deployment = typeof deployments.$inferSelect;
+
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    ruleId: text('rule_id').notNull(),
+    version: integer('version').notNull(),
+    targets: jsonb('targets').$type<string[]>().notNull(),
+    /** One deployment per target, all decided by this approval. */
+    deploymentIds: jsonb('deployment_ids').$type<string[]>().notNull(),
+    noiseBudget: jsonb('noise_budget').$type<NoiseBudgetPolicy | null>(),
+    status: text('status', { enum: APPROVAL_STATUSES }).notNull(),
+    description: text('description'),
+    link: text('link'),
+    impact: jsonb('impact').$type<Record<string, unknown>>(),
+    requestedBy: uuid('requested_by'),
+    decidedBy: uuid('decided_by'),
+    decision: text('decision'),
+    comment: text('comment'),
+    workflowId: text('workflow_id').notNull(),
+    createdAt: createdAt(),
+    decidedAt: tstz('decided_at'),
+    expiresAt: tstz('expires_at'),
+  },
+  (t) => [index('approvals_tenant_status').on(t.tenantId, t.status)],
+);
