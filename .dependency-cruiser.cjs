@@ -40,8 +40,7 @@ module.exports = {
       name: 'api-only-from-entry-points',
       severity: 'error',
       comment:
-        'Only process entry points (api/main.ts, worker/start.ts) and api/ itself ' +
-        'import api/. Move what the importer needs out of api/ (into domain/, db/ or config/).',
+        'Only process entry points (api/main.ts, worker/start.ts) and api/ itself ' + 'import api/. Move what the importer needs out of api/ (into domain/, db/ or config/).',
       from: { pathNot: ['^api/', ...ENTRY_POINTS] },
       to: { path: '^api/' },
     },

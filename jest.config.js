@@ -12,7 +12,11 @@ module.exports = {
   maxWorkers: 2,
   testTimeout: 60_000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/sigma/**/*.test.ts', '<rootDir>/test/siem/**/*.test.ts', '<rootDir>/test/replay/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/sigma/**/*.test.ts', '<rootDir>/test/siem/**/*.test.ts', '<rootDir>/test/replay/**/*.test.ts'],
+    },
     {
       ...common,
       ...temporal,

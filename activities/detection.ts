@@ -34,7 +34,8 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
   }
   return {
     /** One scheduled-detection run of one deployment (domain/detection/run-detection.ts). */
-    runDetection: ({ deploymentId }: { deploymentId: string }): Promise<DetectionOutcome> => runDetection({ db, siem, now, removeSchedule }, { deploymentId, activityKey: activityKey() }),
+    runDetection: ({ deploymentId }: { deploymentId: string }): Promise<DetectionOutcome> =>
+      runDetection({ db, siem, now, removeSchedule }, { deploymentId, activityKey: activityKey() }),
   };
 }
 

@@ -52,13 +52,24 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
      */
     async replayChunk({ replayId, index, from, to }: { replayId: string; index: number; from: string; to: string }): Promise<ChunkFigures> {
       const ctx = Context.current();
-      const counted = await withHeartbeat(async () => {
-        const { r, kind } = await loadReplay(replayId);
-        const rule = compileStoredRun(siem, r, kind);
-        return adapterFor(siem, kind).count(r.tenantId, rule, { from: new Date(from), to: new Date(to) });
-      }, { index, phase: 'counting' });
+      const counted = await withHeartbeat(
+        async () => {
+          const { r, kind } = await loadReplay(replayId);
+          const rule = compileStoredRun(siem, r, kind);
+          return adapterFor(siem, kind).count(r.tenantId, rule, { from: new Date(from), to: new Date(to) });
+        },
+        { index, phase: 'counting' },
+      );
       ctx.heartbeat({ index, phase: 'counted', scanned: counted.scanned });
-      return { from, to, scanned: counted.scanned, matched: counted.matched, bytesScanned: counted.bytesScanned, durationMs: Math.round(counted.durationMs * 1000) / 1000, perDay: [...counted.perDay] };
+      return {
+        from,
+        to,
+        scanned: counted.scanned,
+        matched: counted.matched,
+        bytesScanned: counted.bytesScanned,
+        durationMs: Math.round(counted.durationMs * 1000) / 1000,
+        perDay: [...counted.perDay],
+      };
     },
 
     /** The noise estimate of the processed part of the window (see estimateNoise). */
@@ -69,7 +80,10 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
         const rule = compileStoredRun(siem, r, kind);
         const fields = ruleFields(r.ruleContent);
         const window = { from: r.windowFrom, to: new Date(until) };
-        const found = window.to.getTime() > window.from.getTime() ? await adapterFor(siem, kind).search(r.tenantId, rule, window, { limit: NOISE_SAMPLE_EVENTS }) : { events: [], matched: 0 };
+        const found =
+          window.to.getTime() > window.from.getTime()
+            ? await adapterFor(siem, kind).search(r.tenantId, rule, window, { limit: NOISE_SAMPLE_EVENTS })
+            : { events: [], matched: 0 };
         const fps = await falsePositiveEvents(db, r.tenantId, r.ruleId);
         return estimateNoise(found.events, found.matched, fields, fps);
       });

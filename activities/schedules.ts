@@ -14,14 +14,20 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
     await temporal.client.schedule.create({
       scheduleId: workflowIds.retentionSchedule,
       spec: { intervals: [{ every: '1 day' }] },
-      action: { type: 'startWorkflow', workflowType: WorkflowType.ApplyRetention, args: [], taskQueue: temporal.taskQueue, workflowId: workflowIds.retentionSchedule, typedSearchAttributes: [{ key: KIND, value: 'retention' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: WorkflowType.ApplyRetention,
+        args: [],
+        taskQueue: temporal.taskQueue,
+        workflowId: workflowIds.retentionSchedule,
+        typedSearchAttributes: [{ key: KIND, value: 'retention' }],
+      },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
 }
-
 
 /**
  * Scheduled detection runs as one Temporal Schedule per active deployment on a local target, at the

@@ -46,7 +46,13 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
     },
 
     /** Writes the shadow's final figures and status; returns the figures. */
-    async recordShadowResult(input: { shadowId: string; status: Extract<RunStatus, 'completed' | 'failed'>; error: string | null; state: ShadowState | null; endedAt: string }): Promise<Record<string, unknown> | null> {
+    async recordShadowResult(input: {
+      shadowId: string;
+      status: Extract<RunStatus, 'completed' | 'failed'>;
+      error: string | null;
+      state: ShadowState | null;
+      endedAt: string;
+    }): Promise<Record<string, unknown> | null> {
       const { costModel } = await loadShadow(input.shadowId);
       const result = input.state ? shadowFigures(input.state, input.endedAt, costModel) : null;
       await db

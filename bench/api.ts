@@ -57,7 +57,14 @@ async function benchStack(kind: 'pglite' | 'postgres', temporalAddress: string):
   // Request logs are part of the stack being measured; they go to /dev/null instead of a terminal.
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const api = await startApi(
-    { config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 }, database, logger, secrets: SecretBox.fromPassphrase('bench'), siem, temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
+    {
+      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 },
+      database,
+      logger,
+      secrets: SecretBox.fromPassphrase('bench'),
+      siem,
+      temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined },
+    },
     '127.0.0.1',
     0,
   );
@@ -92,7 +99,15 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-bench-temporal-'));
   const temporal = process.env.TEMPORAL_ADDRESS
     ? undefined
-    : await startTemporalDevServer({ cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }), port: 17999, uiPort: 0, dbFile: undefined, namespace: 'default', headless: true, logFile: path.join(dir, 'temporal.log') });
+    : await startTemporalDevServer({
+        cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }),
+        port: 17999,
+        uiPort: 0,
+        dbFile: undefined,
+        namespace: 'default',
+        headless: true,
+        logFile: path.join(dir, 'temporal.log'),
+      });
   const address = process.env.TEMPORAL_ADDRESS ?? temporal!.address;
   try {
     process.stdout.write(`bench:api — GET /api/v1/rules/{id}, ${CONNECTIONS} connections, ${SECONDS} s each, ${os.cpus().length} cores\n\n`);

@@ -134,7 +134,8 @@ async function waitStatus(api: Api, token: string, id: string, status: string, l
   for (;;) {
     const r = await api.call('GET', `/deployments/${id}${longPoll ? '?wait=30' : ''}`, token);
     if (r.body?.status === status) return now();
-    if (r.status !== 200 || ['failed', 'rejected', 'expired', 'changes_requested'].includes(r.body?.status)) throw new Error(`deployment ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 200 || ['failed', 'rejected', 'expired', 'changes_requested'].includes(r.body?.status))
+      throw new Error(`deployment ${id}: ${r.status} ${JSON.stringify(r.body)}`);
     if (now() > deadline) throw new Error(`deployment ${id} not ${status} after ${timeoutMs} ms (${r.body?.status})`);
     if (!longPoll) await sleep(POLL_MS);
   }
@@ -211,7 +212,15 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-bench-deploy-temporal-'));
   const devServer = process.env.TEMPORAL_ADDRESS
     ? undefined
-    : await startTemporalDevServer({ cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }), port: await freePort(), uiPort: 0, dbFile: undefined, namespace: 'default', headless: true, logFile: path.join(dir, 'temporal.log') });
+    : await startTemporalDevServer({
+        cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }),
+        port: await freePort(),
+        uiPort: 0,
+        dbFile: undefined,
+        namespace: 'default',
+        headless: true,
+        logFile: path.join(dir, 'temporal.log'),
+      });
   const address = process.env.TEMPORAL_ADDRESS ?? devServer!.address;
   const stops: Array<() => Promise<void>> = [];
   if (devServer) stops.push(() => devServer.stop());
@@ -226,7 +235,10 @@ async function main() {
     const admin = (await ensureBootstrap(database.db, { tier: 'unlimited', token: undefined }))!;
     const siemDir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-bench-deploy-siem-'));
     const siem = await openSiemAdapters({ dataDir: siemDir });
-    stops.push(async () => fs.rmSync(siemDir, { recursive: true, force: true }), () => siem.close());
+    stops.push(
+      async () => fs.rmSync(siemDir, { recursive: true, force: true }),
+      () => siem.close(),
+    );
     const client = await connectClient(address, 'default');
     stops.push(() => client.connection.close());
     if (!devServer) await ensureSearchAttributes(client, 'default');
@@ -239,7 +251,14 @@ async function main() {
       await connection.close();
     });
     const server = await startApi(
-      { config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 }, database, logger, secrets, siem, temporal: { client, namespace: 'default', taskQueue: TASK_QUEUE, uiUrl: undefined } },
+      {
+        config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 },
+        database,
+        logger,
+        secrets,
+        siem,
+        temporal: { client, namespace: 'default', taskQueue: TASK_QUEUE, uiUrl: undefined },
+      },
       '127.0.0.1',
       0,
     );
@@ -247,25 +266,59 @@ async function main() {
     // Schedules outlive the run on a shared Temporal server: remove every detection schedule made.
     stops.push(async () => {
       const rows = await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments);
-      await mapLimit(rows, 20, (d) => client.schedule.getHandle(workflowIds.detectionSchedule(d.tenantId, d.id)).delete().catch(() => undefined));
+      await mapLimit(rows, 20, (d) =>
+        client.schedule
+          .getHandle(workflowIds.detectionSchedule(d.tenantId, d.id))
+          .delete()
+          .catch(() => undefined),
+      );
     });
     const api = apiClient(server.url);
 
-    const requester = (await must(api.call('POST', '/settings/api-keys', admin, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] }), [201], 'requester token')).token as string;
-    const reviewer = (await must(api.call('POST', '/settings/api-keys', admin, { name: 'reviewer', permissions: ['approve', 'rules:read'] }), [201], 'reviewer token')).token as string;
+    const requester = (
+      await must(api.call('POST', '/settings/api-keys', admin, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] }), [201], 'requester token')
+    ).token as string;
+    const reviewer = (await must(api.call('POST', '/settings/api-keys', admin, { name: 'reviewer', permissions: ['approve', 'rules:read'] }), [201], 'reviewer token'))
+      .token as string;
     // Detection runs every hour instead of every 5 minutes: scheduled detection is not measured here,
     // and 500 schedules firing together in the middle of a phase would blur its figures.
     const local = await must(api.call('GET', '/settings/targets/local', admin), [200], 'local target');
-    await must(api.call('PUT', '/settings/targets/local', admin, { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, detection_interval: 'PT1H', cost_model: local.cost_model }), [200], 'local target update');
+    await must(
+      api.call('PUT', '/settings/targets/local', admin, {
+        name: local.name,
+        kind: local.kind,
+        environment: local.environment,
+        connection: local.connection,
+        detection_interval: 'PT1H',
+        cost_model: local.cost_model,
+      }),
+      [200],
+      'local target update',
+    );
     // A week of events, so every impact summary replays real data (1 in 50 matches a bench rule).
     const day = 86_400_000;
     const lines: string[] = [];
     for (let i = 0; i < EVENTS; i++) {
-      lines.push(JSON.stringify({ '@timestamp': new Date(Date.now() - ((i * 7919) % (7 * day)) - 60_000).toISOString(), Image: i % 50 === 0 ? `C:\\w\\bench-${i % 7}.exe` : `C:\\w\\tool-${i % 997}.exe`, CommandLine: `tool --run ${i}`, User: `u${i % 37}`, Computer: `host-${i % 211}` }));
+      lines.push(
+        JSON.stringify({
+          '@timestamp': new Date(Date.now() - ((i * 7919) % (7 * day)) - 60_000).toISOString(),
+          Image: i % 50 === 0 ? `C:\\w\\bench-${i % 7}.exe` : `C:\\w\\tool-${i % 997}.exe`,
+          CommandLine: `tool --run ${i}`,
+          User: `u${i % 37}`,
+          Computer: `host-${i % 211}`,
+        }),
+      );
     }
-    await must(api.call('POST', '/events?product=windows&category=process_creation', admin, lines.join('\n'), { 'content-type': 'application/x-ndjson' }), [200, 201, 202], 'ingest');
+    await must(
+      api.call('POST', '/events?product=windows&category=process_creation', admin, lines.join('\n'), { 'content-type': 'application/x-ndjson' }),
+      [200, 201, 202],
+      'ingest',
+    );
 
-    const header = `bench:deploy — ${label}, Temporal ${devServer ? 'dev server (in memory)' : address}, ${EVENTS} events in the local store, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`;
+    const header = `bench:deploy — ${label}, Temporal ${devServer ? 'dev server (in memory)' : address}, ${EVENTS} events in the local store, ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`;
     process.stdout.write(header);
 
     progress('baseline');
@@ -273,7 +326,11 @@ async function main() {
     const roundTrips: number[] = [];
     for (let i = 0; i < 5 + SEQUENTIAL; i++) {
       const t0 = now();
-      await client.workflow.execute(Notify, { workflowId: `bench/notify/${uuid()}`, taskQueue: TASK_QUEUE, args: [{ tenantId: 'default', event: 'webhook.test', sourceKey: uuid(), data: {} }] });
+      await client.workflow.execute(Notify, {
+        workflowId: `bench/notify/${uuid()}`,
+        taskQueue: TASK_QUEUE,
+        args: [{ tenantId: 'default', event: 'webhook.test', sourceKey: uuid(), data: {} }],
+      });
       if (i >= 5) roundTrips.push(now() - t0);
     }
 
@@ -304,7 +361,9 @@ async function main() {
     const concurrent: Array<Awaited<ReturnType<typeof deployOnce>>> = [];
     for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
       const ids = Array.from({ length: CONCURRENT }, () => uuid());
-      await mapLimit(ids, 10, (id, i) => must(api.call('POST', '/rules', requester, { rule: ruleText(id, `Bench concurrent ${round}.${i}`, `bench-${i % 7}.exe`) }), [201], 'rule'));
+      await mapLimit(ids, 10, (id, i) =>
+        must(api.call('POST', '/rules', requester, { rule: ruleText(id, `Bench concurrent ${round}.${i}`, `bench-${i % 7}.exe`) }), [201], 'rule'),
+      );
       concurrent.push(...(await Promise.all(ids.map((id) => deployOnce(id, true)))));
     }
 
@@ -344,7 +403,9 @@ async function main() {
     const submitted = (
       await Promise.all(
         bulkRules.map(async (ruleId) => {
-          const r = await api.call('POST', '/rules/deploy', requester, { rule_id: ruleId, target: 'local', approval_required: true }).catch((err: Error) => ({ status: 0, body: err.message }));
+          const r = await api
+            .call('POST', '/rules/deploy', requester, { rule_id: ruleId, target: 'local', approval_required: true })
+            .catch((err: Error) => ({ status: 0, body: err.message }));
           if (r.status !== 202) return noteError(`deploy ${r.status} ${JSON.stringify(r.body)}`);
           return { id: r.body.id as string, approvalId: String(r.body.links.approval).split('/').at(-1)! };
         }),
@@ -431,13 +492,31 @@ async function main() {
     process.stdout.write('\nlatency (client clock: request sent → GET /deployments/{id} reads active, polled every 20 ms)\n');
     printTable([
       stats('baseline: Temporal round trip (Notify, 1 activity)', roundTrips),
-      stats('deploy, no approval: POST answered', sequential.map((s) => s.post)),
-      stats('deploy, no approval: end to end (sequential)', sequential.map((s) => s.total), 'p50 ≤ 1000'),
+      stats(
+        'deploy, no approval: POST answered',
+        sequential.map((s) => s.post),
+      ),
+      stats(
+        'deploy, no approval: end to end (sequential)',
+        sequential.map((s) => s.total),
+        'p50 ≤ 1000',
+      ),
       stats('  same, server clock (row created → activated)', sequentialServer),
-      stats(`deploy, no approval: end to end (${CONCURRENT} at once, long-poll)`, concurrent.map((s) => s.total), 'p50 ≤ 1000'),
+      stats(
+        `deploy, no approval: end to end (${CONCURRENT} at once, long-poll)`,
+        concurrent.map((s) => s.total),
+        'p50 ≤ 1000',
+      ),
       stats('  same, server clock (row created → activated)', concurrentServer),
-      stats('approval: decision POST answered', approvalRuns.map((a) => a.decision)),
-      stats('approval: decision answered → active', approvalRuns.map((a) => a.toActive), 'p50 ≤ 500'),
+      stats(
+        'approval: decision POST answered',
+        approvalRuns.map((a) => a.decision),
+      ),
+      stats(
+        'approval: decision answered → active',
+        approvalRuns.map((a) => a.toActive),
+        'p50 ≤ 500',
+      ),
       stats(`bulk ${BULK}: decision answered → active (server)`, bulkAnsweredToActive),
       stats(`bulk ${BULK}: decision recorded → active (server)`, bulkDecisionToActive),
     ]);

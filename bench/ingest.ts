@@ -238,15 +238,10 @@ const CHILD_MODES: Record<ChildMode, () => Promise<Measured>> = { 'store-only': 
 /** Runs this file in a child process in `mode` and returns what it measured. */
 function child(mode: ChildMode, env: Record<string, string> = {}): Promise<Measured> {
   return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [...process.execArgv, __filename, mode, String(N)],
-      { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        if (err) return reject(new Error(`${mode} failed: ${stderr || err.message}`));
-        resolve(JSON.parse(stdout) as Measured);
-      },
-    );
+    execFile(process.execPath, [...process.execArgv, __filename, mode, String(N)], { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${mode} failed: ${stderr || err.message}`));
+      resolve(JSON.parse(stdout) as Measured);
+    });
   });
 }
 
@@ -255,7 +250,15 @@ async function overHttp(): Promise<Measured & { rssBeforeBytes: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-ingest-http-'));
   const temporal = process.env.TEMPORAL_ADDRESS
     ? undefined
-    : await startTemporalDevServer({ cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }), port: 17998, uiPort: 0, dbFile: undefined, namespace: 'default', headless: true, logFile: path.join(dir, 'temporal.log') });
+    : await startTemporalDevServer({
+        cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }),
+        port: 17998,
+        uiPort: 0,
+        dbFile: undefined,
+        namespace: 'default',
+        headless: true,
+        logFile: path.join(dir, 'temporal.log'),
+      });
   try {
     const database = await openDatabase({ kind: 'pglite', dataDir: path.join(dir, 'pglite') });
     await database.migrate();
@@ -284,7 +287,9 @@ async function overHttp(): Promise<Measured & { rssBeforeBytes: number }> {
       const stored = (await siem.localStore.tenantStats('default')).events;
       if (stored !== measured.events) throw new Error(`the store holds ${stored} events, the responses accepted ${measured.events}`);
       // A group's batches share their transaction's start time (now() in DuckDB).
-      const groups = await siem.localStore.read(async (con) => (await con.runAndReadAll(`SELECT count(*) AS b, count(DISTINCT ingested_at) AS c FROM ingest_batches`)).getRowObjects()[0]!);
+      const groups = await siem.localStore.read(
+        async (con) => (await con.runAndReadAll(`SELECT count(*) AS b, count(DISTINCT ingested_at) AS c FROM ingest_batches`)).getRowObjects()[0]!,
+      );
       // The service's own peak, not the client's.
       return { ...measured, peakRssBytes: peakRss(), rssBeforeBytes, cpuSeconds: cpu, batchesPerCommit: Number(groups.b) / Number(groups.c) };
     } finally {
@@ -322,9 +327,15 @@ async function main(): Promise<void> {
   printTable([
     row('DuckDB bulk load (ceiling)', bulk, 'read_csv of an NDJSON file → events table, all threads; no checks, no line numbers, no HTTP'),
     row('store only (baseline)', store, 'LocalEventStore.ingest, one batch at a time, no HTTP'),
-    row('POST /api/v1/events', viaHttp, `target ≥ 100,000 events/s, RSS < 1 GiB (service RSS before: ${mib(viaHttp.rssBeforeBytes)}); ${viaHttp.batchesPerCommit?.toFixed(1)} requests per commit`),
+    row(
+      'POST /api/v1/events',
+      viaHttp,
+      `target ≥ 100,000 events/s, RSS < 1 GiB (service RSS before: ${mib(viaHttp.rssBeforeBytes)}); ${viaHttp.batchesPerCommit?.toFixed(1)} requests per commit`,
+    ),
   ]);
-  process.stdout.write(`${(viaHttp.bytes / viaHttp.events).toFixed(0)} bytes/event; load average at the end ${os.loadavg()[0]!.toFixed(1)} (other processes share the cores)\n`);
+  process.stdout.write(
+    `${(viaHttp.bytes / viaHttp.events).toFixed(0)} bytes/event; load average at the end ${os.loadavg()[0]!.toFixed(1)} (other processes share the cores)\n`,
+  );
 }
 
 main().catch((e) => {

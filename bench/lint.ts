@@ -105,7 +105,14 @@ async function benchStack(kind: 'pglite' | 'postgres', temporalAddress: string):
   // Request logs are part of the stack being measured; they go to /dev/null instead of a terminal.
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const api = await startApi(
-    { config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 }, database, logger, secrets: SecretBox.fromPassphrase('bench'), siem, temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined } },
+    {
+      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 256 * 1024 * 1024 },
+      database,
+      logger,
+      secrets: SecretBox.fromPassphrase('bench'),
+      siem,
+      temporal: { client, namespace: 'default', taskQueue: 'bench', uiUrl: undefined },
+    },
     '127.0.0.1',
     0,
   );
@@ -128,10 +135,20 @@ async function main() {
   // The lint route never starts a workflow, but the API is built with its Temporal client, as in production.
   const temporal = process.env.TEMPORAL_ADDRESS
     ? undefined
-    : await startTemporalDevServer({ cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }), port: 17998, uiPort: 0, dbFile: undefined, namespace: 'default', headless: true, logFile: path.join(dir, 'temporal.log') });
+    : await startTemporalDevServer({
+        cliPath: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH }),
+        port: 17998,
+        uiPort: 0,
+        dbFile: undefined,
+        namespace: 'default',
+        headless: true,
+        logFile: path.join(dir, 'temporal.log'),
+      });
   const address = process.env.TEMPORAL_ADDRESS ?? temporal!.address;
   try {
-    process.stdout.write(`bench:lint — POST /api/v1/rules/lint (${RULE.length} B rule, target local), ${CONNECTIONS} connections, ${SECONDS} s each, ${os.cpus().length} cores\n\n`);
+    process.stdout.write(
+      `bench:lint — POST /api/v1/rules/lint (${RULE.length} B rule, target local), ${CONNECTIONS} connections, ${SECONDS} s each, ${os.cpus().length} cores\n\n`,
+    );
     const engine = benchInProcess(Math.min(SECONDS, 5));
     const rows: Row[] = [
       {

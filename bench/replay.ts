@@ -50,8 +50,22 @@ const IMAGES = [
   ['C:\\Windows\\System32\\rundll32.exe', 'RUNDLL32.EXE'],
   ['C:\\Windows\\explorer.exe', 'EXPLORER.EXE'],
 ];
-const PARENTS = ['C:\\Windows\\explorer.exe', 'C:\\Windows\\System32\\services.exe', 'C:\\Windows\\System32\\cmd.exe', 'C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE'];
-const COMMANDS = ['-k netsvc -p', '/c whoami', '-NoProfile -enc SQBFAFgAKABOAGUAdwAtAE8AYgBqAGUAYwB0ACAA', '--type=renderer --lang=en-US', '0xffffffff -ForceV1', 'IEX(New-Object Net.WebClient).DownloadString(x)', 'shell32.dll,Control_RunDLL', ''];
+const PARENTS = [
+  'C:\\Windows\\explorer.exe',
+  'C:\\Windows\\System32\\services.exe',
+  'C:\\Windows\\System32\\cmd.exe',
+  'C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE',
+];
+const COMMANDS = [
+  '-k netsvc -p',
+  '/c whoami',
+  '-NoProfile -enc SQBFAFgAKABOAGUAdwAtAE8AYgBqAGUAYwB0ACAA',
+  '--type=renderer --lang=en-US',
+  '0xffffffff -ForceV1',
+  'IEX(New-Object Net.WebClient).DownloadString(x)',
+  'shell32.dll,Control_RunDLL',
+  '',
+];
 
 /** A SQL list of string literals. */
 function sqlArray(values: readonly string[]): string {
@@ -107,9 +121,11 @@ async function generate(store: LocalEventStore): Promise<void> {
     // The replay and the raw query read the promoted columns; a generator bug that made them differ
     // from the JSON would measure a different rule than ingestion would store.
     const promoted = ['Image', 'OriginalFileName', 'ParentImage', 'CommandLine', 'User', 'Computer', 'EventID', 'ProcessId', 'IntegrityLevel'];
-    const mismatch = (await con.runAndReadAll(
-      `SELECT count(*) AS n FROM (FROM events LIMIT 100000) WHERE NOT json_valid(raw) OR ${promoted.map((f) => `"${f}" IS DISTINCT FROM json_extract_string(raw, '$.${f}')`).join(' OR ')}`,
-    )).getRowObjects()[0]!.n;
+    const mismatch = (
+      await con.runAndReadAll(
+        `SELECT count(*) AS n FROM (FROM events LIMIT 100000) WHERE NOT json_valid(raw) OR ${promoted.map((f) => `"${f}" IS DISTINCT FROM json_extract_string(raw, '$.${f}')`).join(' OR ')}`,
+      )
+    ).getRowObjects()[0]!.n;
     if (Number(mismatch) !== 0) throw new Error(`generator bug: ${mismatch} of the first 100,000 events have promoted columns that differ from their JSON`);
     await con.run(`INSERT INTO ingest_batches VALUES ('bench-generated', 'bench', 1, ${N}, ${N}, ${N}, 0, now()::TIMESTAMP)`);
     await con.run('CHECKPOINT');
@@ -201,7 +217,12 @@ async function main(): Promise<void> {
 
     printTable([
       { measure: 'replay via adapter (chunked)', 'events/s': fmt(replayBest), matched: fmt(matched), note: `${chunks} chunks, ${fmt(scanned)} scanned; target ≥ 5,000,000` },
-      { measure: 'raw DuckDB query (baseline)', 'events/s': fmt(rawBest), matched: fmt(rawMatched), note: `replay = ${((replayBest / rawBest) * 100).toFixed(0)}% of raw; target ≥ 80%` },
+      {
+        measure: 'raw DuckDB query (baseline)',
+        'events/s': fmt(rawBest),
+        matched: fmt(rawMatched),
+        note: `replay = ${((replayBest / rawBest) * 100).toFixed(0)}% of raw; target ≥ 80%`,
+      },
       { measure: 'in-process evaluator (baseline)', 'events/s': fmt(evalBest), matched: fmt(evalMatched), note: `${fmt(evalEvents)} JS events` },
     ]);
     process.stdout.write(`peak RSS through replay and raw query: ${(replayRss / 2 ** 20).toFixed(0)} MiB (target ≤ 1024 MiB)\n`);

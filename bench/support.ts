@@ -11,7 +11,10 @@ const AUTOCANNON = path.join(__dirname, '..', 'node_modules', '.bin', 'autocanno
  * Drives load from a separate process, so the load generator does not share the event loop of the
  * server it measures.
  */
-export function loadTest(url: string, options: { connections: number; seconds: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<LoadResult> {
+export function loadTest(
+  url: string,
+  options: { connections: number; seconds: number; headers?: Record<string, string>; method?: string; body?: string },
+): Promise<LoadResult> {
   const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)];
   for (const [k, v] of Object.entries(options.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (options.method) args.push('-m', options.method);
@@ -39,10 +42,11 @@ export async function listen(handler: http.RequestListener): Promise<{ url: stri
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -60,7 +60,12 @@ export class ApiClient {
     return this.send<T>(method, path, { text, contentType }, {});
   }
 
-  private async send<T>(method: string, path: string, body: { text: string; contentType: string } | undefined, headers: Record<string, string>): Promise<{ status: number; body: T }> {
+  private async send<T>(
+    method: string,
+    path: string,
+    body: { text: string; contentType: string } | undefined,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: T }> {
     const doFetch = this.options.fetchImpl ?? fetch;
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let res: Response;
@@ -85,7 +90,11 @@ export class ApiClient {
     if (!res.ok) {
       const problem = parsed as Problem | undefined;
       const details = problem?.errors?.map((e) => `\n  ${e.pointer}: ${e.message}`).join('') ?? '';
-      throw new ApiError(res.status, problem, `${method} ${path} → ${res.status} ${problem?.title ?? res.statusText}: ${problem?.detail ?? text.slice(0, 500)}${details}${hintFor(res.status, problem)}`);
+      throw new ApiError(
+        res.status,
+        problem,
+        `${method} ${path} → ${res.status} ${problem?.title ?? res.statusText}: ${problem?.detail ?? text.slice(0, 500)}${details}${hintFor(res.status, problem)}`,
+      );
     }
     return { status: res.status, body: parsed as T };
   }

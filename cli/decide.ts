@@ -24,10 +24,14 @@ export async function decideCommand(io: Io, client: ApiClient, approvalId: strin
       return EXIT.failed;
     }
     // The generic hint for a 403 speaks of permissions only; a reviewer must also not be the requester.
-    if (err.status === 403) throw new Error(`Cannot ${decision.replace('_', ' ')} ${approvalId}: ${reason}\n  A change is decided by a token with the approve permission other than the one that requested it.`);
+    if (err.status === 403)
+      throw new Error(
+        `Cannot ${decision.replace('_', ' ')} ${approvalId}: ${reason}\n  A change is decided by a token with the approve permission other than the one that requested it.`,
+      );
     throw err;
   }
   if (format === 'json') io.out(JSON.stringify(approval, null, 2) + '\n');
-  else io.out(`${DONE[decision]} ${approval.id}: ${approval.rule_id} v${approval.version} → ${approval.targets.join(', ')}${approval.comment ? ` (${approval.comment})` : ''}\n`);
+  else
+    io.out(`${DONE[decision]} ${approval.id}: ${approval.rule_id} v${approval.version} → ${approval.targets.join(', ')}${approval.comment ? ` (${approval.comment})` : ''}\n`);
   return EXIT.ok;
 }

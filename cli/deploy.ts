@@ -39,7 +39,11 @@ function whyNotLive(d: DeploymentView, approval: ApprovalView | undefined): stri
  * The rule to deploy: a file is pushed first, so the registry holds exactly this text and the
  * version just stored is the one deployed; anything else is taken as a rule id already stored.
  */
-async function resolveRule(client: ApiClient, rule: string, version: number | undefined): Promise<{ ruleId: string; version: number | undefined; pushed?: StoredVersion; error?: string }> {
+async function resolveRule(
+  client: ApiClient,
+  rule: string,
+  version: number | undefined,
+): Promise<{ ruleId: string; version: number | undefined; pushed?: StoredVersion; error?: string }> {
   const isFile = fs.existsSync(rule) && fs.statSync(rule).isFile();
   if (!isFile) {
     if (fs.existsSync(rule)) throw new UsageError(`${rule} is a directory: deploy takes one rule file or rule id`);
@@ -79,7 +83,10 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
     // Over its noise budget without approval: the service refuses this rule, which is an outcome, not a misuse.
     if (!(err instanceof ApiError && err.status === 403 && (err.problem?.type ?? '').endsWith('/resource-limit'))) throw err;
     if (json) io.out(JSON.stringify({ rule_id: resolved.ruleId, target: options.target, ok: false, error: err.problem?.detail ?? err.message }, null, 2) + '\n');
-    else io.out(`refused   ${resolved.ruleId} on ${options.target}: ${err.problem?.detail ?? err.message}\n  Deploy with --approval so a reviewer can accept the noise, or raise --budget.\n`);
+    else
+      io.out(
+        `refused   ${resolved.ruleId} on ${options.target}: ${err.problem?.detail ?? err.message}\n  Deploy with --approval so a reviewer can accept the noise, or raise --budget.\n`,
+      );
     return EXIT.failed;
   }
 
@@ -102,7 +109,13 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
   const approval = approvalId ? await getApproval(client, approvalId) : undefined;
   const live = deployment.status === 'active';
   if (json) {
-    io.out(JSON.stringify({ pushed: resolved.pushed ?? null, deployment, approval: approval ?? null, live, ...(live ? {} : { reason: whyNotLive(deployment, approval) }) }, null, 2) + '\n');
+    io.out(
+      JSON.stringify(
+        { pushed: resolved.pushed ?? null, deployment, approval: approval ?? null, live, ...(live ? {} : { reason: whyNotLive(deployment, approval) }) },
+        null,
+        2,
+      ) + '\n',
+    );
   } else {
     const approvedBy = approval?.status === 'approved' ? `, approved by ${approval.decided_by}${approval.comment ? `: ${approval.comment}` : ''}` : '';
     io.out(

@@ -48,11 +48,19 @@ function counts(cases: readonly JUnitCase[]) {
 }
 
 function problemXml(tag: 'failure' | 'error', p: JUnitProblem): string {
-  return `      <${tag}${attributes([['message', p.message], ['type', p.type]])}>${escapeXmlText(p.body)}</${tag}>\n`;
+  return `      <${tag}${attributes([
+    ['message', p.message],
+    ['type', p.type],
+  ])}>${escapeXmlText(p.body)}</${tag}>\n`;
 }
 
 function caseXml(c: JUnitCase): string {
-  const head = `    <testcase${attributes([['name', c.name], ['classname', c.classname], ['file', c.file], ['time', seconds(c.seconds)]])}`;
+  const head = `    <testcase${attributes([
+    ['name', c.name],
+    ['classname', c.classname],
+    ['file', c.file],
+    ['time', seconds(c.seconds)],
+  ])}`;
   const children =
     (c.failure ? problemXml('failure', c.failure) : '') +
     (c.error ? problemXml('error', c.error) : '') +
@@ -65,7 +73,13 @@ export function junitXml(name: string, suites: readonly JUnitSuite[]): string {
   const total = counts(all);
   const time = suites.reduce((sum, s) => sum + s.seconds, 0);
   let xml = '<?xml version="1.0" encoding="UTF-8"?>\n';
-  xml += `<testsuites${attributes([['name', name], ['tests', total.tests], ['failures', total.failures], ['errors', total.errors], ['time', seconds(time)]])}>\n`;
+  xml += `<testsuites${attributes([
+    ['name', name],
+    ['tests', total.tests],
+    ['failures', total.failures],
+    ['errors', total.errors],
+    ['time', seconds(time)],
+  ])}>\n`;
   for (const s of suites) {
     const c = counts(s.cases);
     xml += `  <testsuite${attributes([

@@ -66,9 +66,14 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .option('--service <service>', 'logsource.service of every event')
     .addOption(new Option('--batch-lines <n>', 'events per request (each request is stored atomically)').argParser(wholeNumber(1)).default(100_000))
     .addOption(textOrJsonOption())
-    .action(async (files: string[], options: { target: string; timestampField: string; product?: string; category?: string; service?: string; batchLines: number; format: 'text' | 'json' }) => {
-      setCode(await ingestCommand(io, ApiClient.fromEnv(io.env), files, options));
-    });
+    .action(
+      async (
+        files: string[],
+        options: { target: string; timestampField: string; product?: string; category?: string; service?: string; batchLines: number; format: 'text' | 'json' },
+      ) => {
+        setCode(await ingestCommand(io, ApiClient.fromEnv(io.env), files, options));
+      },
+    );
 
   program
     .command('lint')
@@ -115,7 +120,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .description('Deploy a rule to a target (a rule file is pushed first); with --wait, until it is live or refused')
     .argument('<rule>', 'a rule file, or the id of a rule already in the registry')
     .requiredOption('--target <name>', 'the target to deploy to (e.g. local)')
-    .option('--approval', 'require a reviewer\'s decision before deploying')
+    .option('--approval', "require a reviewer's decision before deploying")
     .addOption(new Option('--budget <alerts>', 'noise budget: the most alerts per day the rule may raise').argParser(wholeNumber(0)))
     .addOption(new Option('--version <version>', 'with a rule id: the version to deploy (default: the latest)').argParser(wholeNumber(1)))
     .option('--wait', 'wait for the decision and the deployment; exit 0 only when the rule is live')
@@ -133,7 +138,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .requiredOption('--target <name>', 'the target to compare with (e.g. local)')
     .option('--apply', 'carry the plan out: store new versions, deploy them, and (with --allow-delete) take off what the folder lacks')
     .option('--allow-delete', 'with --apply: also take rules off the target that no file in the folder has')
-    .option('--approval', 'with --apply: each deployment waits for a reviewer\'s decision')
+    .option('--approval', "with --apply: each deployment waits for a reviewer's decision")
     .addOption(new Option('--budget <alerts>', 'with --apply: noise budget of every deployment, the most alerts per day a rule may raise').argParser(wholeNumber(0)))
     .option('--reason <text>', 'with --apply --allow-delete: why rules are taken off (default: not in <dir>)')
     .option('--wait', 'with --apply: wait until every change is live or removed; exit 0 only then')
@@ -142,7 +147,10 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .action(async (dir: string, options: SyncOptions, command: Command) => {
       waitOnly(options, command);
       const applyOnly = (['allowDelete', 'approval', 'budget', 'reason', 'wait'] as const).filter((k) => options[k] !== undefined);
-      if (!options.apply && applyOnly.length > 0) throw new UsageError(`${applyOnly.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())).join(', ')} appl${applyOnly.length === 1 ? 'ies' : 'y'} with --apply`);
+      if (!options.apply && applyOnly.length > 0)
+        throw new UsageError(
+          `${applyOnly.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())).join(', ')} appl${applyOnly.length === 1 ? 'ies' : 'y'} with --apply`,
+        );
       setCode(await syncCommand(io, ApiClient.fromEnv(io.env), dir, options));
     });
 

@@ -33,7 +33,12 @@ function itemText(i: PlanItem): string[] {
   // A repository of hundreds of rules would bury its changes under the unchanged ones; JSON lists them all.
   // A demoted one stays in view: deployed as the folder says, but raising no alert.
   if (i.action === 'unchanged' && notes.length === 0 && i.deployed!.status === 'active') return [];
-  const diff = i.diff ? i.diff.trimEnd().split('\n').map((l) => `    ${l}`) : [];
+  const diff = i.diff
+    ? i.diff
+        .trimEnd()
+        .split('\n')
+        .map((l) => `    ${l}`)
+    : [];
   return [itemHead(i), ...notes, ...diff];
 }
 

@@ -84,7 +84,13 @@ function planRule(rule: FolderRule, state: TargetState, versionBySha: Map<string
  * against it: the deployment list of a name that is no target is merely empty.
  */
 export async function buildPlan(client: ApiClient, dir: string, target: string, rules: FolderRule[]): Promise<Plan> {
-  const [state, registry] = await Promise.all([readTargetState(client, target), readRegistry(client, rules.map((r) => r.ruleId))]);
+  const [state, registry] = await Promise.all([
+    readTargetState(client, target),
+    readRegistry(
+      client,
+      rules.map((r) => r.ruleId),
+    ),
+  ]);
   const items = rules.map((r) => planRule(r, state, registry.get(r.ruleId)!.versionBySha));
   const inFolder = new Set(rules.map((r) => r.ruleId));
   for (const [ruleId, live] of state.deployed) {
@@ -116,7 +122,11 @@ export async function buildPlan(client: ApiClient, dir: string, target: string, 
   );
 
   const changing = items.filter((i) => i.action === 'create' || i.action === 'update');
-  const lints = await lintThroughApi(client, changing.map((i) => i.file!), target);
+  const lints = await lintThroughApi(
+    client,
+    changing.map((i) => i.file!),
+    target,
+  );
   const problems: FolderProblem[] = [];
   lints.forEach((lint, n) => {
     if (!lint.ok) problems.push({ file: lint.file, error: lint.error });

@@ -43,7 +43,13 @@ function outcomeCases(o: RuleTestOutcome): JUnitCase[] {
   }
   if (o.kind === 'fixtures-rejected') {
     const problems = o.problems.length > 0 ? o.problems : [{ origin: o.fixtures.dir, message: o.error }];
-    return problems.map((p) => ({ name: p.origin, classname: o.file, file: p.origin.replace(/\[\d+\]$/, ''), seconds: 0, error: { message: p.message, type: 'fixture-rejected', body: o.error } }));
+    return problems.map((p) => ({
+      name: p.origin,
+      classname: o.file,
+      file: p.origin.replace(/\[\d+\]$/, ''),
+      seconds: 0,
+      error: { message: p.message, type: 'fixture-rejected', body: o.error },
+    }));
   }
   const origins = originsByName(o);
   // The service answers for the whole suite at once; per-fixture times are not measured.
@@ -77,9 +83,17 @@ export function testReport(outcomes: readonly RuleTestOutcome[], target: string,
       results: outcomes.map((o) => ({
         file: o.file,
         fixtures_dir: o.fixtures.dir,
-        ...(o.kind === 'ran' ? { result: o.result } : o.kind === 'rule-rejected' ? { error: o.error } : { rule_id: o.stored.rule_id, version: o.stored.version, error: o.error, fixture_problems: o.problems }),
+        ...(o.kind === 'ran'
+          ? { result: o.result }
+          : o.kind === 'rule-rejected'
+            ? { error: o.error }
+            : { rule_id: o.stored.rule_id, version: o.stored.version, error: o.error, fixture_problems: o.problems }),
       })),
     }),
-    junit: () => junitXml(`detflow test (${target})`, outcomes.map((o) => ({ name: o.file, seconds: o.seconds, timestamp: now, cases: outcomeCases(o) }))),
+    junit: () =>
+      junitXml(
+        `detflow test (${target})`,
+        outcomes.map((o) => ({ name: o.file, seconds: o.seconds, timestamp: now, cases: outcomeCases(o) })),
+      ),
   };
 }

@@ -94,7 +94,11 @@ export async function waitForApprovedDeployment(client: ApiClient, deploymentId:
   for (;;) {
     const d = await getDeployment(client, deploymentId, deadline.pollSeconds);
     if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
-    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`, d);
+    if (deadline.passed)
+      throw new WaitTimeout(
+        `Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`,
+        d,
+      );
     if (d.status === 'pending_approval') {
       const approval = approvalId ? await getApproval(client, approvalId, deadline.pollSeconds) : undefined;
       if (approval?.status !== 'pending') await pause(SHORT_PAUSE_MS);

@@ -30,7 +30,10 @@ const envSchema = z.object({
   DETFLOW_BOOTSTRAP_TOKEN: optionalString,
   DETFLOW_SECRET_KEY: optionalString,
   DETFLOW_DEFAULT_TIER: z.enum(TIERS).default('enterprise'),
-  DETFLOW_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb').default('5mb'),
+  DETFLOW_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb')
+    .default('5mb'),
   DETFLOW_PUBLIC_URL: optionalString,
   DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
 });

@@ -154,8 +154,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         client.release();
       }
     },
-    queryPrepared: async <T>(name: string, text: string, params: unknown[]) =>
-      (await pool.query<T & pg.QueryResultRow>({ name, text, values: params })).rows as T[],
+    queryPrepared: async <T>(name: string, text: string, params: unknown[]) => (await pool.query<T & pg.QueryResultRow>({ name, text, values: params })).rows as T[],
     ping: async () => {
       await pool.query('select 1');
     },
@@ -164,7 +163,5 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
 }
 
 export function databaseOptionsFromConfig(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseOptions {
-  return config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl }
-    : { kind: 'pglite', dataDir: path.join(config.dataDir, 'pglite') };
+  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: path.join(config.dataDir, 'pglite') };
 }

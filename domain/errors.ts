@@ -3,14 +3,7 @@
  * a refusal into a problem+json answer (`api/http/problem.ts` maps each kind to its status), and a
  * CLI or a test can branch on `kind` without knowing HTTP.
  */
-export type RefusalKind =
-  | 'invalid-request'
-  | 'not-found'
-  | 'conflict'
-  | 'insufficient-scope'
-  | 'resource-limit'
-  | 'idempotency-key-reused'
-  | 'unavailable';
+export type RefusalKind = 'invalid-request' | 'not-found' | 'conflict' | 'insufficient-scope' | 'resource-limit' | 'idempotency-key-reused' | 'unavailable';
 
 /** One invalid part of the request, with a JSON pointer to it (`/body/rule`, `/query/limit`). */
 export type FieldError = { pointer: string; message: string };

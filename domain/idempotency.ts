@@ -5,7 +5,10 @@ import { idempotencyKeys } from '../db/schema';
 import { idempotencyKeyReused } from './errors';
 
 function requestHash(body: unknown): string {
-  return crypto.createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify(body ?? null))
+    .digest('hex');
 }
 
 /**

@@ -63,8 +63,7 @@ export interface CompileIssue {
 
 /** Compilation succeeds with a query or fails with reasons; it never yields a query meaning something else. */
 export type CompileResult =
-  | { readonly ok: true; readonly query: string; readonly logsource?: RuleLogsource }
-  | { readonly ok: false; readonly issues: readonly CompileIssue[] };
+  { readonly ok: true; readonly query: string; readonly logsource?: RuleLogsource } | { readonly ok: false; readonly issues: readonly CompileIssue[] };
 
 /** A rule compiled for one target: the unit that is tested, replayed and deployed. */
 export interface CompiledRule {

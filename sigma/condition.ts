@@ -58,12 +58,7 @@ export function tokenizeCondition(text: string, options: ConditionParseOptions =
       while (i < text.length && WORD_CHAR.test(text[i]!)) i++;
       tokens.push({ kind: 'word', text: text.slice(start, i), offset: start });
     } else {
-      throw new SigmaError(
-        'condition-syntax',
-        `unexpected character '${c}' in condition`,
-        posAt(options.basePos, i),
-        options.source,
-      );
+      throw new SigmaError('condition-syntax', `unexpected character '${c}' in condition`, posAt(options.basePos, i), options.source);
     }
   }
   tokens.push({ kind: 'end', text: '', offset: text.length });
@@ -211,11 +206,7 @@ class ConditionParser {
  * Parses one condition string against the defined identifier names. Selectors are resolved here, so
  * evaluators and backends never re-run pattern matching.
  */
-export function parseCondition(
-  text: string,
-  names: readonly string[],
-  options: ConditionParseOptions = {},
-): ConditionNode {
+export function parseCondition(text: string, names: readonly string[], options: ConditionParseOptions = {}): ConditionNode {
   const tokens = tokenizeCondition(text, options);
   return new ConditionParser(tokens, names, new Set(names), options).parse();
 }

@@ -121,7 +121,12 @@ export function createCorrelationEngine(documents: readonly SigmaDocument[], opt
     const refs: Reference[] = corr.rules.map((written) => {
       const target = byKey.get(written);
       if (!target || target.kind === 'filter') {
-        throw new SigmaError('correlation-unresolved-rule', `correlation '${corr.title}' references unknown rule '${written}'`, corr.positions.correlation ?? corr.pos, corr.source);
+        throw new SigmaError(
+          'correlation-unresolved-rule',
+          `correlation '${corr.title}' references unknown rule '${written}'`,
+          corr.positions.correlation ?? corr.pos,
+          corr.source,
+        );
       }
       if (target.kind === 'correlation') visit(target);
       else if (!ruleMatchers.has(keyOf(target))) ruleMatchers.set(keyOf(target), compileRule(target as SigmaRule, options).match);
@@ -168,9 +173,7 @@ export function createCorrelationEngine(documents: readonly SigmaDocument[], opt
         if (nums.length === 0 || !cond) return undefined;
         const sum = nums.reduce((a, b) => a + b, 0);
         const v =
-          corr.type === 'value_sum' ? sum
-          : corr.type === 'value_avg' ? sum / nums.length
-          : percentile(nums, corr.type === 'value_median' ? 50 : (cond.percentile ?? 50));
+          corr.type === 'value_sum' ? sum : corr.type === 'value_avg' ? sum / nums.length : percentile(nums, corr.type === 'value_median' ? 50 : (cond.percentile ?? 50));
         return compareThreshold(cond, v) ? v : undefined;
       }
       case 'temporal': {

@@ -12,7 +12,10 @@ export function ruleTextDiff(ruleId: string, from: { version: number; content: s
   const oldName = from ? `${ruleId}@v${from.version}` : '/dev/null';
   const newName = `${ruleId}@v${to.version}`;
   const oldText = from?.content ?? '';
-  return createTwoFilesPatch(oldName, newName, oldText, to.content, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH }) ?? wholeReplacement(oldName, newName, oldText, to.content);
+  return (
+    createTwoFilesPatch(oldName, newName, oldText, to.content, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH }) ??
+    wholeReplacement(oldName, newName, oldText, to.content)
+  );
 }
 
 /** The unified diff that removes every line of one text and adds every line of the other. */

@@ -9,30 +9,13 @@ export { parseCondition, formatCondition, referencedNames, resolveSelector, toke
 export { MODIFIERS, getModifier, applyModifiers, type ModifierDefinition, type ModifiedItem } from './modifiers';
 export { parseSigmaString, formatSigmaString, hasWildcards, ANY, ONE } from './string';
 export { analyseRegex, isCatastrophic, toJsRegExp, type RegexIssue } from './regex';
-export {
-  compileRule,
-  compileCondition,
-  type CompileOptions,
-  type CompiledRule,
-  type EventMatcher,
-  type SigmaEvent,
-} from './evaluate';
+export { compileRule, compileCondition, type CompileOptions, type CompiledRule, type EventMatcher, type SigmaEvent } from './evaluate';
 export { fieldValue } from './field-access';
 /** @deprecated the same function as `fieldValue`, under its former name. */
 export { fieldValue as getFieldValue } from './field-access';
 export { createCorrelationEngine, type CorrelationAlert, type CorrelationEngine, type CorrelationOptions } from './correlation';
 export { capabilitiesOf, type Capabilities } from './capabilities';
-export {
-  lintText,
-  lintDocument,
-  lintAcrossFiles,
-  VALIDATORS,
-  type LintFinding,
-  type LintOptions,
-  type LintResult,
-  type LintSeverity,
-  type Validator,
-} from './lint';
+export { lintText, lintDocument, lintAcrossFiles, VALIDATORS, type LintFinding, type LintOptions, type LintResult, type LintSeverity, type Validator } from './lint';
 export { ATTACK_VERSION, ATTACK_TACTICS } from './data/attack';
 export {
   convertRule,

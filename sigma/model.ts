@@ -213,15 +213,7 @@ export interface SigmaRule extends DocumentBase {
   readonly scope: readonly string[];
 }
 
-export type CorrelationType =
-  | 'event_count'
-  | 'value_count'
-  | 'temporal'
-  | 'temporal_ordered'
-  | 'value_sum'
-  | 'value_avg'
-  | 'value_percentile'
-  | 'value_median';
+export type CorrelationType = 'event_count' | 'value_count' | 'temporal' | 'temporal_ordered' | 'value_sum' | 'value_avg' | 'value_percentile' | 'value_median';
 
 export type CorrelationOp = 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'neq';
 

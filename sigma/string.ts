@@ -72,9 +72,7 @@ export function plainText(parts: readonly StringPart[]): string {
 
 /** Re-escapes to Sigma syntax: the inverse of parseSigmaString (used when printing values). */
 export function formatSigmaString(parts: readonly StringPart[]): string {
-  return parts
-    .map((p) => (typeof p === 'string' ? p.replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard))
-    .join('');
+  return parts.map((p) => (typeof p === 'string' ? p.replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard)).join('');
 }
 
 export function startsWithAny(parts: readonly StringPart[]): boolean {

@@ -18,7 +18,12 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
     version: input.version,
     impact: null,
     approval: input.approval ? { approval_id: input.approval.approvalId, status: 'pending', decision: null, comment: null, decided_by: null } : null,
-    deployments: input.deployments.map((d) => ({ deployment_id: d.deploymentId, target: d.targetName, status: input.approval ? 'pending_approval' : 'deploying', error: null })),
+    deployments: input.deployments.map((d) => ({
+      deployment_id: d.deploymentId,
+      target: d.targetName,
+      status: input.approval ? 'pending_approval' : 'deploying',
+      error: null,
+    })),
   };
   setHandler(deploymentStateQuery, () => state);
   if (input.approval) takeDecisions(state.approval!, input.approval);
@@ -90,7 +95,13 @@ async function awaitApproval(input: DeployInput, state: DeployState, impact: Imp
     tenantId: input.tenantId,
     event: 'approval.requested',
     step: 'approval-requested',
-    data: { ...eventOf(input), approval_id: approvalId, targets: input.deployments.map((d) => d.targetName), projected_alerts_per_day: impact.projected_alerts_per_day, over_budget: impact.over_budget },
+    data: {
+      ...eventOf(input),
+      approval_id: approvalId,
+      targets: input.deployments.map((d) => d.targetName),
+      projected_alerts_per_day: impact.projected_alerts_per_day,
+      over_budget: impact.over_budget,
+    },
   });
   await condition(() => approval.status !== 'pending', expiresInMs);
   // A decision being recorded when the approval expires is taken (it reached the database first).

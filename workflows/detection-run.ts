@@ -9,7 +9,12 @@ import { FailureType } from '../domain/contracts';
 
 const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities & RollbackPlanActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.DetectionQueryFailed, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind] },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '30 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.DetectionQueryFailed, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind],
+  },
 });
 
 /**

@@ -18,11 +18,15 @@ export type RollbackInput = {
 
 export type RollbackResult = { status: 'completed' | 'failed'; restored_version: number | null; removed: boolean; error: string | null };
 
-
-
 const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind] },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: [FailureType.DeploymentNotFound, FailureType.RuleDoesNotCompile, FailureType.UnsupportedTargetKind],
+  },
 });
 
 /**
@@ -58,7 +62,16 @@ export async function Rollback(input: RollbackInput): Promise<RollbackResult> {
     tenantId: input.tenantId,
     event: 'rollback.completed',
     step: 'rollback',
-    data: { rule_id: input.ruleId, target: input.targetName, from_version: input.fromVersion, restored_version: result.restored_version, removed: result.removed, reason: input.reason, status: result.status, ...(result.error ? { error: result.error } : {}) },
+    data: {
+      rule_id: input.ruleId,
+      target: input.targetName,
+      from_version: input.fromVersion,
+      restored_version: result.restored_version,
+      removed: result.removed,
+      reason: input.reason,
+      status: result.status,
+      ...(result.error ? { error: result.error } : {}),
+    },
   });
   return result;
 }

@@ -11,7 +11,11 @@ export const SubmitApprovalBody = openapi(
       targets: z.array(z.string().min(1).max(63)).min(1).max(20),
       noise_budget: NoiseBudget.optional(),
       description: z.string().max(10_000).optional(),
-      link: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('The pull request or ticket of the change'),
+      link: z
+        .url({ protocol: /^https?$/ })
+        .max(2048)
+        .optional()
+        .describe('The pull request or ticket of the change'),
       expires_in: approvalExpiry.default('P7D').describe('How long the approval waits for a decision'),
     })
     .strict(),

@@ -67,7 +67,11 @@ export class AuditWriter {
     const batch = this.pending;
     this.pending = [];
     const write = this.database
-      .queryPrepared('detflow_audit_batch', INSERT_BATCH, AUDIT_COLUMNS.map((c) => batch.map(c.pick)))
+      .queryPrepared(
+        'detflow_audit_batch',
+        INSERT_BATCH,
+        AUDIT_COLUMNS.map((c) => batch.map(c.pick)),
+      )
       .then(
         () => undefined,
         (err: unknown) => this.logger.error({ err, rows: batch.length, requestIds: batch.map((r) => r.requestId) }, 'failed to write audit rows'),

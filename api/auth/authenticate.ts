@@ -5,11 +5,7 @@ import type { Tier } from '../../config/env';
 import { effectivePermissions, type Actor } from '../../domain/tenants/actor';
 import { displayPrefix, hashToken, isWellFormedToken, TOKEN_PREFIX } from '../../domain/tenants/token-format';
 
-
-export type Identity =
-  | { ok: true; auth: Actor; prefix: string }
-  | { ok: false; reason: string; prefix: string | null };
-
+export type Identity = { ok: true; auth: Actor; prefix: string } | { ok: false; reason: string; prefix: string | null };
 
 /**
  * Reads the bearer token and resolves it to its tenant and scopes, or says why it cannot. Resolved

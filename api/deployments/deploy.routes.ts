@@ -73,7 +73,12 @@ export function deployRoutes(deps: ApiDeps) {
       },
       handler: async ({ params, query, auth, req }) => {
         await settleIfAbandoned(deps, await readDeployment(db, auth.tenantId, params.id));
-        const settled = await longPoll(() => view(params.id, auth.tenantId), (v) => SETTLED.has(v.status), query.wait, () => req.socket.destroyed);
+        const settled = await longPoll(
+          () => view(params.id, auth.tenantId),
+          (v) => SETTLED.has(v.status),
+          query.wait,
+          () => req.socket.destroyed,
+        );
         if (!settled) throw notFound(`No deployment ${params.id} in this tenant`);
         return { status: 200, body: settled };
       },
@@ -88,7 +93,12 @@ export function deployRoutes(deps: ApiDeps) {
       query: DeploymentListQuery,
       responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
       handler: async ({ query, auth }) => {
-        const page = await listDeployments(db, auth.tenantId, { ruleId: query.rule_id, target: query.target, status: query.status }, { after: decodeNewestFirstCursor(query.cursor), limit: query.limit });
+        const page = await listDeployments(
+          db,
+          auth.tenantId,
+          { ruleId: query.rule_id, target: query.target, status: query.status },
+          { after: decodeNewestFirstCursor(query.cursor), limit: query.limit },
+        );
         const items = page.records.map((record) => deploymentView(deps.temporal, record));
         return { status: 200, body: { items, next_cursor: newestFirstCursor(page.last, page.more) } };
       },

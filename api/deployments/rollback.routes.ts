@@ -74,7 +74,11 @@ export function rollbackRoutes(deps: ApiDeps) {
             run_id: runId,
             from_version: started.fromVersion,
             restores_version: toVersion,
-            links: { self: `/api/v1/deployments/${started.liveDeploymentId}`, ...(toVersion !== null ? { restored: `/api/v1/deployments/${id}` } : {}), ...(run ? { run } : {}) },
+            links: {
+              self: `/api/v1/deployments/${started.liveDeploymentId}`,
+              ...(toVersion !== null ? { restored: `/api/v1/deployments/${id}` } : {}),
+              ...(run ? { run } : {}),
+            },
           },
         };
       },

@@ -111,9 +111,7 @@ export const IdempotencyHeaders = z.object({
     .describe('The same key from the same tenant returns the same resource and never starts a second run'),
 });
 
-export const WaitQuery = z
-  .object({ wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll for a final or active state') })
-  .strict();
+export const WaitQuery = z.object({ wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll for a final or active state') }).strict();
 
 export const DeploymentList = openapi(z.object({ items: z.array(Deployment), next_cursor: z.string().nullable() }), 'DeploymentList');
 export const DeploymentListQuery = z

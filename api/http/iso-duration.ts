@@ -14,10 +14,13 @@ export function isoDurationField(example: string, bounds: { min: number; max: nu
     .string()
     .max(40)
     .refine((v) => isoDurationToMs(v) !== undefined, `an ISO 8601 duration of weeks/days/hours/minutes/seconds, e.g. ${example}`)
-    .refine((v) => {
-      const ms = isoDurationToMs(v);
-      return ms === undefined || (ms >= bounds.min && ms <= bounds.max);
-    }, `a duration from ${describe(bounds.min)} to ${describe(bounds.max)}`);
+    .refine(
+      (v) => {
+        const ms = isoDurationToMs(v);
+        return ms === undefined || (ms >= bounds.min && ms <= bounds.max);
+      },
+      `a duration from ${describe(bounds.min)} to ${describe(bounds.max)}`,
+    );
 }
 
 export const DURATION = { SECOND, DAY } as const;

@@ -108,7 +108,12 @@ function toAppError(err: unknown): AppError | undefined {
   // Other client errors the parsers and router mark with a 4xx status (a body that does not
   // decompress, say): the client's to fix, never a 500.
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-    return new AppError(e.status === 413 ? 413 : 400, e.status === 413 ? 'payload-too-large' : 'invalid-request', e.status === 413 ? 'Payload too large' : 'Invalid request', e.message);
+    return new AppError(
+      e.status === 413 ? 413 : 400,
+      e.status === 413 ? 'payload-too-large' : 'invalid-request',
+      e.status === 413 ? 'Payload too large' : 'Invalid request',
+      e.message,
+    );
   }
   return undefined;
 }

@@ -44,8 +44,7 @@ export const unauthorized = (detail: string) =>
     headers: { 'WWW-Authenticate': 'Bearer realm="detflow", error="invalid_token"' },
   });
 export const payloadTooLarge = (detail: string) => new AppError(413, 'payload-too-large', 'Payload too large', detail);
-export const unsupportedMediaType = (detail: string) =>
-  new AppError(415, 'unsupported-media-type', 'Unsupported media type', detail);
+export const unsupportedMediaType = (detail: string) => new AppError(415, 'unsupported-media-type', 'Unsupported media type', detail);
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new AppError(429, 'rate-limited', 'Too many requests', detail, {
     headers: { 'Retry-After': String(retryAfterSeconds) },

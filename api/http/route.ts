@@ -62,9 +62,7 @@ const COMMON_ERRORS: Record<number, string> = {
   500: 'An unexpected error; the request id identifies it in the logs',
 };
 
-export function defineRoute<B = undefined, P = Record<string, never>, Q = Record<string, never>>(
-  spec: RouteSpec<B, P, Q>,
-): RouteSpec<B, P, Q> {
+export function defineRoute<B = undefined, P = Record<string, never>, Q = Record<string, never>>(spec: RouteSpec<B, P, Q>): RouteSpec<B, P, Q> {
   return spec;
 }
 
@@ -75,7 +73,8 @@ export function expressPath(openapiPath: string): string {
 function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, root: 'body' | 'query' | 'params'): T {
   if (!schema) return undefined as T;
   const unstorable = findUnstorableText(value, `/${root}`);
-  if (unstorable) throw invalidRequest('Text may not contain the NUL character (U+0000) or unpaired UTF-16 surrogates', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
+  if (unstorable)
+    throw invalidRequest('Text may not contain the NUL character (U+0000) or unpaired UTF-16 surrogates', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
   const result = schema.safeParse(value);
   if (!result.success) {
     throw invalidRequest(`The request ${root === 'body' ? 'body' : root === 'query' ? 'query string' : 'path'} is invalid`, fieldErrors(result.error.issues, root));
@@ -102,7 +101,7 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
   const all: Record<number, ResponseSpec> = {};
   for (const [code, description] of Object.entries(COMMON_ERRORS)) all[Number(code)] = { description, schema: ProblemSchema };
   if (!spec.permission) delete all[403];
-  if (!spec.body && !spec.rawBody) delete all[413], delete all[415];
+  if (!spec.body && !spec.rawBody) (delete all[413], delete all[415]);
   Object.assign(all, spec.responses);
   for (const [code, r] of Object.entries(all)) {
     const isError = Number(code) >= 400;

@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 
-export const StoreRuleBody = openapi(
-  z.object({ rule: z.string().min(1).describe('The Sigma rule, as YAML') }).strict(),
-  'StoreRuleRequest',
-);
+export const StoreRuleBody = openapi(z.object({ rule: z.string().min(1).describe('The Sigma rule, as YAML') }).strict(), 'StoreRuleRequest');
 
 export const StoredRuleVersion = openapi(
   z.object({
@@ -125,10 +122,7 @@ export const TestBody = openapi(
     .object({
       rule_id: z.string().min(1).max(200),
       target: z.string().min(1).max(63),
-      fixtures: z
-        .array(z.string())
-        .min(1)
-        .describe('Each a JSON document: {"name", "expect": "match"|"no_match", "event": {…}} or with "events": […] for correlation rules'),
+      fixtures: z.array(z.string()).min(1).describe('Each a JSON document: {"name", "expect": "match"|"no_match", "event": {…}} or with "events": […] for correlation rules'),
       version: z.number().int().min(1).max(2_147_483_647).optional().describe('The rule version to test; the latest when absent'),
     })
     .strict(),

@@ -19,9 +19,21 @@ export function replayView(temporal: TemporalContext, { replay: r, targetName, p
     chunk_events: r.chunkEvents,
     status: r.status,
     progress: progress
-      ? { chunks_done: progress.chunksDone, chunks_total: progress.chunksTotal, events_scanned: progress.eventsScanned, alerts: progress.alerts, processed_until: progress.processedUntil }
+      ? {
+          chunks_done: progress.chunksDone,
+          chunks_total: progress.chunksTotal,
+          events_scanned: progress.eventsScanned,
+          alerts: progress.alerts,
+          processed_until: progress.processedUntil,
+        }
       : result?.chunks
-        ? { chunks_done: result.chunks.done, chunks_total: result.chunks.total, events_scanned: result.events_scanned ?? 0, alerts: result.alerts?.total ?? 0, processed_until: result.window_processed?.to ?? r.windowFrom.toISOString() }
+        ? {
+            chunks_done: result.chunks.done,
+            chunks_total: result.chunks.total,
+            events_scanned: result.events_scanned ?? 0,
+            alerts: result.alerts?.total ?? 0,
+            processed_until: result.window_processed?.to ?? r.windowFrom.toISOString(),
+          }
         : null,
     result: r.result ?? null,
     error: r.error,

@@ -11,12 +11,10 @@ export const isoDuration = (example: string) =>
     .refine((v) => (isoDurationToMs(v) ?? 0) > 0, `a positive ISO 8601 duration of weeks/days/hours/minutes/seconds, e.g. ${example}`);
 
 /** An RFC 3339 instant in a year the database can compare (PostgreSQL has no year 0). */
-const rfc3339 = z.iso
-  .datetime({ offset: true })
-  .refine((v) => {
-    const year = new Date(v).getUTCFullYear();
-    return year >= 1970 && year <= 9999;
-  }, 'an instant from 1970 to 9999');
+const rfc3339 = z.iso.datetime({ offset: true }).refine((v) => {
+  const year = new Date(v).getUTCFullYear();
+  return year >= 1970 && year <= 9999;
+}, 'an instant from 1970 to 9999');
 
 /** The rule of a run: a stored rule (latest or `version`) or an inline Sigma rule, never both. */
 const RuleChoice = {
@@ -34,7 +32,13 @@ export const ReplayBody = openapi(
       to: rfc3339.optional().describe('End of the window (exclusive; not in the future)'),
       lookback: isoDuration('P7D').optional().describe('The window ending now, e.g. P7D or PT6H; instead of from/to'),
       noise_budget: NoiseBudget.optional(),
-      chunk_events: z.number().int().min(1).max(10_000_000).default(100_000).describe('About how many events one chunk (one step of progress) covers; chunks are whole UTC hours'),
+      chunk_events: z
+        .number()
+        .int()
+        .min(1)
+        .max(10_000_000)
+        .default(100_000)
+        .describe('About how many events one chunk (one step of progress) covers; chunks are whole UTC hours'),
     })
     .strict(),
   'ReplayRequest',
@@ -46,7 +50,13 @@ export const ShadowBody = openapi(
       ...RuleChoice,
       duration: isoDuration('PT1H').describe('How long the shadow evaluation runs, e.g. PT1H'),
       interval: isoDuration('PT1M').describe('How often it evaluates the newly ingested events, e.g. PT1M (at least PT1S)'),
-      continue_as_new_after: z.number().int().min(1).max(10_000).default(500).describe('Evaluations per workflow run before it continues as new with its accumulated state; a tuning knob, figures do not depend on it'),
+      continue_as_new_after: z
+        .number()
+        .int()
+        .min(1)
+        .max(10_000)
+        .default(500)
+        .describe('Evaluations per workflow run before it continues as new with its accumulated state; a tuning knob, figures do not depend on it'),
     })
     .strict(),
   'ShadowRequest',
@@ -85,9 +95,7 @@ export const ReplayResult = z.object({
     false_positive_alerts_considered: z.number().int(),
     noisy_alerts: z.number().int(),
     noise_ratio: z.number(),
-    budget: z
-      .object({ max_alerts_per_day: z.number(), days_over_budget: z.number().int(), alerts_over_budget: z.number().int(), within_budget: z.boolean() })
-      .nullable(),
+    budget: z.object({ max_alerts_per_day: z.number(), days_over_budget: z.number().int(), alerts_over_budget: z.number().int(), within_budget: z.boolean() }).nullable(),
   }),
   latency: z.object({
     total_ms: z.number(),
@@ -109,7 +117,13 @@ export const Replay = openapi(
     chunk_events: z.number().int(),
     status: z.enum(RUN_STATUSES),
     progress: z
-      .object({ chunks_done: z.number().int(), chunks_total: z.number().int().nullable(), events_scanned: z.number().int(), alerts: z.number().int(), processed_until: z.string() })
+      .object({
+        chunks_done: z.number().int(),
+        chunks_total: z.number().int().nullable(),
+        events_scanned: z.number().int(),
+        alerts: z.number().int(),
+        processed_until: z.string(),
+      })
       .nullable()
       .describe('While running, from the run itself; null when it cannot be asked (e.g. no worker is up)'),
     result: ReplayResult.nullable().describe('Written when the run ends: completed, or cancelled with the figures of the chunks done'),

@@ -35,10 +35,7 @@ export const ApiKey = openapi(
   'ApiKey',
 );
 
-export const CreatedApiKey = openapi(
-  ApiKey.extend({ token: z.string().describe('The token itself, shown only in this response') }),
-  'CreatedApiKey',
-);
+export const CreatedApiKey = openapi(ApiKey.extend({ token: z.string().describe('The token itself, shown only in this response') }), 'CreatedApiKey');
 
 export const ApiKeyList = openapi(z.object({ items: z.array(ApiKey), next_cursor: z.string().nullable() }), 'ApiKeyList');
 
@@ -157,7 +154,10 @@ export const PutWebhookBody = openapi(
     .object({
       url: z.url({ protocol: /^https?$/ }).max(2048),
       secret: z.string().min(16).max(256).optional().describe('HMAC key for X-Detflow-Signature; required the first time, kept when omitted later'),
-      events: z.array(z.enum(NOTIFY_EVENTS)).min(1).default([...NOTIFY_EVENTS]),
+      events: z
+        .array(z.enum(NOTIFY_EVENTS))
+        .min(1)
+        .default([...NOTIFY_EVENTS]),
       enabled: z.boolean().default(true),
     })
     .strict(),
@@ -175,7 +175,13 @@ export const Webhook = openapi(
   'Webhook',
 );
 
-const DeliveryAttempt = z.object({ attempt: z.number().int(), at: z.string(), status_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int() });
+const DeliveryAttempt = z.object({
+  attempt: z.number().int(),
+  at: z.string(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int(),
+});
 const Delivery = openapi(
   z.object({
     id: z.string(),

@@ -7,7 +7,14 @@ import { targetView } from './target.view';
 import { NameParams, Target, TargetBody, TargetList } from './schemas';
 
 function settingsOf(body: z.infer<typeof TargetBody>): TargetSettings {
-  return { name: body.name, kind: body.kind, environment: body.environment, connection: body.connection, detectionInterval: body.detection_interval, costModel: body.cost_model };
+  return {
+    name: body.name,
+    kind: body.kind,
+    environment: body.environment,
+    connection: body.connection,
+    detectionInterval: body.detection_interval,
+    costModel: body.cost_model,
+  };
 }
 
 /** Targets: named SIEM instances of a kind, in one environment of the tenant (admin). */

@@ -35,7 +35,10 @@ export function webhookRoutes(deps: ApiDeps) {
       permission: 'admin',
       body: PutWebhookBody,
       responses: { 200: { description: 'The webhook', schema: Webhook } },
-      handler: async ({ body, auth }) => ({ status: 200, body: webhookView(await putWebhook(deps, auth, { url: body.url, secret: body.secret, events: body.events, enabled: body.enabled })) }),
+      handler: async ({ body, auth }) => ({
+        status: 200,
+        body: webhookView(await putWebhook(deps, auth, { url: body.url, secret: body.secret, events: body.events, enabled: body.enabled })),
+      }),
     }),
     defineRoute({
       method: 'delete',
@@ -82,7 +85,12 @@ export function webhookRoutes(deps: ApiDeps) {
       responses: { 200: { description: 'A page of deliveries', schema: DeliveryList } },
       handler: async ({ query, auth }) => {
         const before = decodeCursor<string>(query.cursor, 'time');
-        const page = await listDeliveries(db, auth, { before: before !== undefined ? new Date(before) : undefined, status: query.status, event: query.event, limit: query.limit });
+        const page = await listDeliveries(db, auth, {
+          before: before !== undefined ? new Date(before) : undefined,
+          status: query.status,
+          event: query.event,
+          limit: query.limit,
+        });
         return {
           status: 200,
           body: { items: page.items.map(deliveryView), next_cursor: page.more ? encodeCursor(page.items.at(-1)!.delivery.createdAt.toISOString()) : null },

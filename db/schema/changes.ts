@@ -43,10 +43,7 @@ export const deployments = pgTable(
     activatedAt: tstz('activated_at'),
     endedAt: tstz('ended_at'),
   },
-  (t) => [
-    uniqueIndex('deployments_workflow').on(t.workflowId),
-    index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId),
-  ],
+  (t) => [uniqueIndex('deployments_workflow').on(t.workflowId), index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId)],
 );
 
 export type Deployment = typeof deployments.$inferSelect;

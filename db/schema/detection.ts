@@ -58,7 +58,9 @@ export const detectionRuns = pgTable(
     alertsRaised: integer('alerts_raised').notNull(),
     alertsSuppressed: integer('alerts_suppressed').notNull(),
     /** `alert`, or `shadow` while the deployment is demoted: matches counted, no alert raised. */
-    mode: text('mode', { enum: ['alert', 'shadow'] }).notNull().default('alert'),
+    mode: text('mode', { enum: ['alert', 'shadow'] })
+      .notNull()
+      .default('alert'),
     cursorFrom: bigint('cursor_from', { mode: 'number' }).notNull(),
     cursorTo: bigint('cursor_to', { mode: 'number' }).notNull(),
     error: text('error'),

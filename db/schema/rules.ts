@@ -35,10 +35,7 @@ export const ruleVersions = pgTable(
     createdBy: uuid('created_by'),
     createdAt: createdAt(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.ruleId, t.version] }),
-    uniqueIndex('rule_versions_content').on(t.tenantId, t.ruleId, t.contentSha256),
-  ],
+  (t) => [primaryKey({ columns: [t.tenantId, t.ruleId, t.version] }), uniqueIndex('rule_versions_content').on(t.tenantId, t.ruleId, t.contentSha256)],
 );
 
 /** Every rule test run (POST /rules/test), readable by id afterwards. */

@@ -14,7 +14,10 @@ export type ApprovalRecord = typeof approvals.$inferSelect;
 export type ApprovalFilter = { status?: ApprovalStatus | undefined; ruleId?: string | undefined; target?: string | undefined };
 
 export async function findApproval(db: Db, tenantId: string, id: string): Promise<ApprovalRecord> {
-  const [row] = await db.select().from(approvals).where(and(eq(approvals.id, id), eq(approvals.tenantId, tenantId)));
+  const [row] = await db
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.id, id), eq(approvals.tenantId, tenantId)));
   if (!row) throw notFound(`No approval ${id} in this tenant`);
   return row;
 }
@@ -29,7 +32,12 @@ export async function settleIfAbandoned(deps: DomainDeps, tenantId: string, id: 
 }
 
 /** Approvals newest first (see domain/paging.ts). */
-export async function listApprovals(db: Db, tenantId: string, filter: ApprovalFilter, page: { limit: number; after: NewestFirstKey | undefined }): Promise<{ items: ApprovalRecord[]; next: NewestFirstKey | undefined }> {
+export async function listApprovals(
+  db: Db,
+  tenantId: string,
+  filter: ApprovalFilter,
+  page: { limit: number; after: NewestFirstKey | undefined },
+): Promise<{ items: ApprovalRecord[]; next: NewestFirstKey | undefined }> {
   const { after, limit } = page;
   const rows = await db
     .select()

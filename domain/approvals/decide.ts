@@ -8,7 +8,6 @@ import type { Actor } from '../tenants/actor';
 import { findApproval, type ApprovalRecord } from './approvals';
 import { RunUpdate } from '../contracts';
 
-
 export type Decision = { decision: DecisionInput['decision']; comment: string | null };
 
 /**

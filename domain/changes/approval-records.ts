@@ -5,7 +5,6 @@ import { type DeploymentStatus } from '../contracts';
 import type { Decision } from '../contracts';
 import type { ImpactSummary } from './impact-summary';
 
-
 const APPROVAL_STATUS_OF: Record<Decision, 'approved' | 'rejected' | 'changes_requested'> = {
   approve: 'approved',
   reject: 'rejected',
@@ -40,7 +39,11 @@ export function approvalRecords({ db, now = () => new Date() }: { db: Db; now?: 
         .where(and(eq(approvals.id, input.approvalId), eq(approvals.status, 'pending')))
         .returning({ deploymentIds: approvals.deploymentIds });
       if (row && input.decision !== 'approve') {
-        await endWaitingDeployments(row.deploymentIds, input.decision === 'reject' ? 'rejected' : 'changes_requested', `${input.decision === 'reject' ? 'rejected' : 'changes requested'} by the reviewer${input.comment ? `: ${input.comment}` : ''}`);
+        await endWaitingDeployments(
+          row.deploymentIds,
+          input.decision === 'reject' ? 'rejected' : 'changes_requested',
+          `${input.decision === 'reject' ? 'rejected' : 'changes requested'} by the reviewer${input.comment ? `: ${input.comment}` : ''}`,
+        );
       }
     },
 

@@ -69,11 +69,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       .innerJoin(targets, eq(targets.id, deployments.targetId))
       .innerJoin(
         ruleVersions,
-        and(
-          eq(ruleVersions.tenantId, deployments.tenantId),
-          eq(ruleVersions.ruleId, deployments.ruleId),
-          eq(ruleVersions.version, deployments.version),
-        ),
+        and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)),
       )
       .where(eq(deployments.id, deploymentId));
     if (!row) throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} or its rule version does not exist`, FailureType.DeploymentNotFound);
@@ -115,7 +111,10 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(me!.status)) {
         // Superseded since the removal was requested: taking it off now would leave the version
         // that replaced it live while reporting the rule removed.
-        throw ApplicationFailure.nonRetryable(`Deployment ${deploymentId} (v${plan.version}) is no longer live on ${plan.target.name}: it is ${me!.status}, so the live version changed after the removal was requested; nothing was removed`, FailureType.LiveVersionChanged);
+        throw ApplicationFailure.nonRetryable(
+          `Deployment ${deploymentId} (v${plan.version}) is no longer live on ${plan.target.name}: it is ${me!.status}, so the live version changed after the removal was requested; nothing was removed`,
+          FailureType.LiveVersionChanged,
+        );
       }
       await adapterFor(siem, plan.target.kind).undeploy(plan.tenantId, deploymentId);
       await db
@@ -138,7 +137,15 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
      * Makes this deployment the active one of its rule on its target and supersedes the one before,
      * in one transaction, so there is never zero or two active versions. Running it again is a no-op.
      */
-    async activateDeployment({ deploymentId, previousEndsAs = 'superseded', reason = null }: { deploymentId: string; previousEndsAs?: 'superseded' | 'rolled_back'; reason?: string | null }): Promise<{ superseded: string[] }> {
+    async activateDeployment({
+      deploymentId,
+      previousEndsAs = 'superseded',
+      reason = null,
+    }: {
+      deploymentId: string;
+      previousEndsAs?: 'superseded' | 'rolled_back';
+      reason?: string | null;
+    }): Promise<{ superseded: string[] }> {
       // Read before the transaction: the store is another database. A new rule detects from now on.
       const storeCursor = await siem.localStore.latestCursor();
       return db.transaction(async (tx) => {
@@ -147,9 +154,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
         const previous = await tx
           .select({ id: deployments.id, cursor: deployments.detectionCursor })
           .from(deployments)
-          .where(
-            and(sameRuleOnTarget(me), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES), ne(deployments.id, me.id)),
-          )
+          .where(and(sameRuleOnTarget(me), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES), ne(deployments.id, me.id)))
           .for('update');
         if (me.status === 'active') {
           // A retry after this transaction committed: the versions it superseded ended at the very
@@ -173,7 +178,12 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
           await tx
             .update(deployments)
             .set({ status: previousEndsAs, error: reason, updatedAt: sql`now()`, endedAt: sql`now()` })
-            .where(inArray(deployments.id, previous.map((p) => p.id)));
+            .where(
+              inArray(
+                deployments.id,
+                previous.map((p) => p.id),
+              ),
+            );
         }
         // A new version of a live rule carries on where the old one stopped: no event is evaluated
         // by both or by neither.

@@ -24,7 +24,13 @@ export async function readDeployment(db: Db, tenantId: string, id: string): Prom
     .leftJoin(approvals, eq(approvals.workflowId, deployments.workflowId))
     .where(and(eq(deployments.id, id), eq(deployments.tenantId, tenantId)));
   if (!row) return undefined;
-  return { deployment: row.d, targetName: row.targetName, environment: row.environment, approvalId: row.approvalId, demotion: await demotionWithShadowFigures(db, row.d.id, row.d.demotion) };
+  return {
+    deployment: row.d,
+    targetName: row.targetName,
+    environment: row.environment,
+    approvalId: row.approvalId,
+    demotion: await demotionWithShadowFigures(db, row.d.id, row.d.demotion),
+  };
 }
 
 async function demotionWithShadowFigures(db: Db, deploymentId: string, demotion: Demotion | null): Promise<DeploymentRecord['demotion']> {

@@ -80,14 +80,26 @@ export async function computeImpactSummary(
     const liveVersion = db
       .select({ id: deployments.id, version: deployments.version, content: ruleVersions.content })
       .from(deployments)
-      .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
-      .where(and(eq(deployments.tenantId, input.tenantId), eq(deployments.ruleId, input.ruleId), eq(deployments.targetId, targetId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))
+      .innerJoin(
+        ruleVersions,
+        and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)),
+      )
+      .where(
+        and(
+          eq(deployments.tenantId, input.tenantId),
+          eq(deployments.ruleId, input.ruleId),
+          eq(deployments.targetId, targetId),
+          inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES),
+        ),
+      )
       .orderBy(desc(deployments.activatedAt))
       .limit(1)
       .then((rows) => rows[0]);
     const [counted, live] = await Promise.all([project(candidate.content, candidate.version), liveVersion]);
     const perDay = counted.matched / PROJECTION_LOOKBACK_DAYS;
-    const current = live ? { deployment_id: live.id, version: live.version, projected_alerts_per_day: round((await project(live.content, live.version)).matched / PROJECTION_LOOKBACK_DAYS) } : null;
+    const current = live
+      ? { deployment_id: live.id, version: live.version, projected_alerts_per_day: round((await project(live.content, live.version)).matched / PROJECTION_LOOKBACK_DAYS) }
+      : null;
     results.push({
       target: target.name,
       kind: target.kind,

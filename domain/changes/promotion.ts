@@ -11,7 +11,12 @@ import { mayUseEnvironment, type Actor } from '../tenants/actor';
  * alerting. Detection carries on from where the shadow runs stopped, so an event evaluated in shadow
  * never raises a late alert, and the day's budget counts again from the promotion.
  */
-export async function promoteDeployment(deps: DomainDeps, actor: Actor, id: string, request: { comment: string | null; noiseBudget: NoiseBudgetPolicy | undefined }): Promise<void> {
+export async function promoteDeployment(
+  deps: DomainDeps,
+  actor: Actor,
+  id: string,
+  request: { comment: string | null; noiseBudget: NoiseBudgetPolicy | undefined },
+): Promise<void> {
   const { db } = deps.database;
   const [row] = await db
     .select({ d: deployments, environment: targets.environment, targetName: targets.name })

@@ -17,14 +17,7 @@ export async function versionBefore(db: Db, live: Deployment): Promise<number | 
   const [before] = await db
     .select({ version: deployments.version })
     .from(deployments)
-    .where(
-      and(
-        sameRuleOnTarget(live),
-        ne(deployments.id, live.id),
-        ne(deployments.version, live.version),
-        inArray(deployments.status, ['superseded', 'rolled_back']),
-      ),
-    )
+    .where(and(sameRuleOnTarget(live), ne(deployments.id, live.id), ne(deployments.version, live.version), inArray(deployments.status, ['superseded', 'rolled_back'])))
     .orderBy(desc(deployments.activatedAt))
     .limit(1);
   return before?.version ?? null;
@@ -86,8 +79,15 @@ export async function prepareRollback(
  * deployment: preparing it again returns the same run. Null when the deployment is no longer
  * live (a person rolled it back or deployed another version first).
  */
-export async function planBudgetRollback(db: Db, { deploymentId, reason }: { deploymentId: string; reason: string }): Promise<{ workflowId: string; input: RollbackInput } | null> {
-  const [row] = await db.select({ d: deployments, targetName: targets.name }).from(deployments).innerJoin(targets, eq(targets.id, deployments.targetId)).where(eq(deployments.id, deploymentId));
+export async function planBudgetRollback(
+  db: Db,
+  { deploymentId, reason }: { deploymentId: string; reason: string },
+): Promise<{ workflowId: string; input: RollbackInput } | null> {
+  const [row] = await db
+    .select({ d: deployments, targetName: targets.name })
+    .from(deployments)
+    .innerJoin(targets, eq(targets.id, deployments.targetId))
+    .where(eq(deployments.id, deploymentId));
   if (!row) throw ApplicationFailure.nonRetryable(`No deployment ${deploymentId}`, FailureType.DeploymentNotFound);
   if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(row.d.status)) return null;
   const workflowId = workflowIds.rollback(row.d.tenantId, row.d.ruleId, row.targetName, `noise-budget-${deploymentId}`);

@@ -29,13 +29,22 @@ export type StartedRollback = { id: string; workflowId: string; runId: string; l
 export async function requestRollback(deps: DomainDeps, actor: Actor, request: RollbackRequest): Promise<StartedRollback> {
   const { db } = deps.database;
   const ruleId = request.ruleId.toLowerCase();
-  const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
+  const [rule] = await db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
   if (!rule) throw notFound(`No rule ${request.ruleId} in this tenant`);
-  const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, request.target)));
+  const [target] = await db
+    .select()
+    .from(targets)
+    .where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, request.target)));
   if (!target) throw notFound(`No target ${request.target} in this tenant`);
   if (!mayUseEnvironment(actor, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${target.name})`);
   const scope = and(eq(deployments.tenantId, actor.tenantId), eq(deployments.ruleId, ruleId), eq(deployments.targetId, target.id));
-  const [live] = await db.select().from(deployments).where(and(scope, inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)));
+  const [live] = await db
+    .select()
+    .from(deployments)
+    .where(and(scope, inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)));
   if (!live) throw conflict(`Rule ${ruleId} is not deployed on ${target.name}; there is nothing to roll back`);
 
   let toVersion: number | null;

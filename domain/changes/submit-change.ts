@@ -44,13 +44,19 @@ function deploymentIdFor(changeId: string, targetId: string): string {
 export async function submitChange(deps: DomainDeps, auth: Actor, change: ChangeRequest): Promise<SubmittedChange> {
   const { db } = deps.database;
   const ruleId = change.ruleId.toLowerCase();
-  const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
+  const [rule] = await db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
   if (!rule) throw notFound(`No rule ${change.ruleId} in this tenant`);
   const version = change.version ?? rule.latestVersion;
   if (version > rule.latestVersion) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
 
   const names = [...new Set(change.targets)];
-  const found = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), inArray(targets.name, names)));
+  const found = await db
+    .select()
+    .from(targets)
+    .where(and(eq(targets.tenantId, auth.tenantId), inArray(targets.name, names)));
   const chosen = names.map((name) => {
     const t = found.find((f) => f.name === name);
     if (!t) throw notFound(`No target ${name} in this tenant`);
@@ -61,21 +67,29 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
 
   const limit = limitsOf(auth).activeDeployments;
   if (limit !== null) {
-    const [{ n }] = (await db.select({ n: count() }).from(deployments).where(and(eq(deployments.tenantId, auth.tenantId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))) as [{ n: number }];
+    const [{ n }] = (await db
+      .select({ n: count() })
+      .from(deployments)
+      .where(and(eq(deployments.tenantId, auth.tenantId), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))) as [{ n: number }];
     if (Number(n) + chosen.length > limit) throw resourceLimit(`The ${auth.tier} tier allows ${limit} active deployments; ${n} are active`);
   }
 
   if (!change.approvalRequired && change.noiseBudget) {
     let impact;
     try {
-      impact = await computeImpactSummary({ db, siem: deps.siem }, { tenantId: auth.tenantId, ruleId, version, targetIds: chosen.map((t) => t.id), noiseBudget: change.noiseBudget, now: new Date() });
+      impact = await computeImpactSummary(
+        { db, siem: deps.siem },
+        { tenantId: auth.tenantId, ruleId, version, targetIds: chosen.map((t) => t.id), noiseBudget: change.noiseBudget, now: new Date() },
+      );
     } catch (err) {
       if (err instanceof ApplicationFailure) throw invalidRequest(err.message, [{ pointer: '/body/rule_id', message: err.type ?? 'cannot compile' }]);
       throw err;
     }
     if (impact.over_budget) {
       const over = impact.targets.filter((t) => t.over_budget).map((t) => `${t.target}: ${t.projected_alerts_per_day} projected alerts/day`);
-      throw resourceLimit(`The projection exceeds the noise budget of ${change.noiseBudget.max_alerts_per_day} alerts/day (${over.join('; ')}); deploy with approval_required to have it reviewed`);
+      throw resourceLimit(
+        `The projection exceeds the noise budget of ${change.noiseBudget.max_alerts_per_day} alerts/day (${over.join('; ')}); deploy with approval_required to have it reviewed`,
+      );
     }
   }
 
@@ -144,6 +158,9 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
       { key: STATUS, value: approvalId ? 'pending_approval' : 'deploying' },
     ],
   });
-  await db.update(deployments).set({ runId }).where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
+  await db
+    .update(deployments)
+    .set({ runId })
+    .where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
   return { approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
 }

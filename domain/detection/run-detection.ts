@@ -194,10 +194,7 @@ export type DetectionDeps = {
  * Steps: read the deployment; evaluate its rule through the target's adapter; in one
  * transaction, apply the noise-budget policy (domain/detection) and record alerts, cursor and run.
  */
-export async function runDetection(
-  deps: DetectionDeps,
-  { deploymentId, activityKey: key }: { deploymentId: string; activityKey: string | null },
-): Promise<DetectionOutcome> {
+export async function runDetection(deps: DetectionDeps, { deploymentId, activityKey: key }: { deploymentId: string; activityKey: string | null }): Promise<DetectionOutcome> {
   const { db, siem, now, removeSchedule } = deps;
   const earlier = await recordedOutcome(db, key);
   if (earlier) return earlier;
@@ -232,7 +229,11 @@ export async function runDetection(
 
   // Apply the policy and record, together.
   return db.transaction(async (tx) => {
-    const [locked] = await tx.select({ cursor: deployments.detectionCursor, status: deployments.status }).from(deployments).where(eq(deployments.id, deploymentId)).for('update');
+    const [locked] = await tx
+      .select({ cursor: deployments.detectionCursor, status: deployments.status })
+      .from(deployments)
+      .where(eq(deployments.id, deploymentId))
+      .for('update');
     // An earlier attempt still running when this one started has committed meanwhile.
     const committed = await recordedOutcome(tx, key);
     if (committed) return committed;

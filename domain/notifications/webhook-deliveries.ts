@@ -32,7 +32,16 @@ export async function listDeliveries(db: Db, auth: Actor, filter: DeliveryFilter
     .limit(filter.limit + 1);
   const page = rows.slice(0, filter.limit);
   const attempts = page.length
-    ? await db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, page.map((d) => d.id))).orderBy(webhookAttempts.attempt)
+    ? await db
+        .select()
+        .from(webhookAttempts)
+        .where(
+          inArray(
+            webhookAttempts.deliveryId,
+            page.map((d) => d.id),
+          ),
+        )
+        .orderBy(webhookAttempts.attempt)
     : [];
   return { items: page.map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.deliveryId === delivery.id) })), more: rows.length > filter.limit };
 }

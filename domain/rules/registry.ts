@@ -35,7 +35,12 @@ export async function storeRule(db: Db, actor: Actor, text: string): Promise<Sto
 }
 
 /** Rules with their latest versions, ordered by rule id, after the rule id `after`. */
-export async function listRules(db: Db, tenantId: string, filter: RuleFilter, page: { limit: number; after: string | undefined }): Promise<Page<{ rule: RuleRecord; latest: RuleVersionRecord }, string>> {
+export async function listRules(
+  db: Db,
+  tenantId: string,
+  filter: RuleFilter,
+  page: { limit: number; after: string | undefined },
+): Promise<Page<{ rule: RuleRecord; latest: RuleVersionRecord }, string>> {
   const { after, limit } = page;
   const rows = await db
     .select({ rule: rules, latest: ruleVersions })
@@ -69,7 +74,10 @@ export async function getRule(latestRules: LatestRuleReader, tenantId: string, i
 /** The latest version number of a rule of the tenant; 404 when there is no such rule. */
 export async function latestVersionOf(db: Db, tenantId: string, id: string): Promise<number> {
   const ruleId = id.toLowerCase();
-  const [row] = await db.select({ latest: rules.latestVersion }).from(rules).where(and(eq(rules.tenantId, tenantId), eq(rules.ruleId, ruleId)));
+  const [row] = await db
+    .select({ latest: rules.latestVersion })
+    .from(rules)
+    .where(and(eq(rules.tenantId, tenantId), eq(rules.ruleId, ruleId)));
   if (!row) throw notFound(`No rule ${ruleId} in this tenant`);
   return row.latest;
 }

@@ -11,7 +11,11 @@ export type RuleMetadata = RuleIdentity;
 /** The rule's identity as the registry stores it (see `readRuleIdentity`), or a 400 saying why it cannot be. */
 export function readRuleMetadata(text: string): RuleMetadata {
   const read = readRuleIdentity(text);
-  if (!read.ok) throw invalidRequest(read.title, read.details.map((message) => ({ pointer: '/body/rule', message })));
+  if (!read.ok)
+    throw invalidRequest(
+      read.title,
+      read.details.map((message) => ({ pointer: '/body/rule', message })),
+    );
   // YAML escapes ("\0", "\ud800") decode to text the registry's columns cannot hold.
   const unstorable = findUnstorableText(read.identity);
   if (unstorable) throw invalidRequest('The rule cannot be stored', [{ pointer: '/body/rule', message: `its ${identityFieldOf(unstorable.pointer)} ${unstorable.reason}` }]);

@@ -30,7 +30,10 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
   const maxFixtures = limitsOf(actor).fixturesPerTest;
   if (request.fixtures.length > maxFixtures) throw resourceLimit(`${request.fixtures.length} fixtures; the ${actor.tier} tier allows ${maxFixtures} per test`);
   const ruleId = request.ruleId.toLowerCase();
-  const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
+  const [rule] = await db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
   if (!rule) throw notFound(`No rule ${request.ruleId} in this tenant`);
   const version = request.version ?? rule.latestVersion;
   const [stored] = await db
@@ -38,7 +41,10 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
     .from(ruleVersions)
     .where(and(eq(ruleVersions.tenantId, actor.tenantId), eq(ruleVersions.ruleId, ruleId), eq(ruleVersions.version, version)));
   if (!stored) throw notFound(`Rule ${ruleId} has no version ${version}`);
-  const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, request.targetName)));
+  const [target] = await db
+    .select()
+    .from(targets)
+    .where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, request.targetName)));
   if (!target) throw notFound(`No target ${request.targetName} in this tenant`);
   let adapter;
   try {
@@ -63,14 +69,27 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
   const result = { rule_id: ruleId, version, target: target.name, ...report };
   const [run] = await db
     .insert(ruleTestRuns)
-    .values({ tenantId: actor.tenantId, ruleId, version, targetId: target.id, passed: report.passed, total: report.summary.total, failed: report.summary.failed, result, createdBy: actor.tokenId })
+    .values({
+      tenantId: actor.tenantId,
+      ruleId,
+      version,
+      targetId: target.id,
+      passed: report.passed,
+      total: report.summary.total,
+      failed: report.summary.failed,
+      result,
+      createdBy: actor.tokenId,
+    })
     .returning({ id: ruleTestRuns.id, createdAt: ruleTestRuns.createdAt });
   return { id: run!.id, result, createdAt: run!.createdAt };
 }
 
 /** A recorded rule test run of the tenant. */
 export async function getRuleTestRun(db: Db, tenantId: string, id: string): Promise<RuleTestRun> {
-  const [run] = await db.select().from(ruleTestRuns).where(and(eq(ruleTestRuns.id, id), eq(ruleTestRuns.tenantId, tenantId)));
+  const [run] = await db
+    .select()
+    .from(ruleTestRuns)
+    .where(and(eq(ruleTestRuns.id, id), eq(ruleTestRuns.tenantId, tenantId)));
   if (!run) throw notFound(`No rule test run ${id} in this tenant`);
   return run;
 }

@@ -41,10 +41,14 @@ export type RuleTestReport = {
 export function documentsOf(text: string, ruleId: string): { main: TestTarget; documents: readonly SigmaDocument[] } {
   const collection = parseSigma(text);
   if (collection.errors.length) {
-    throw invalidRequest('The stored rule does not parse, so it cannot be tested; lint it to see why', collection.errors.slice(0, 20).map((e) => ({ pointer: '/body/rule_id', message: e.format() })));
+    throw invalidRequest(
+      'The stored rule does not parse, so it cannot be tested; lint it to see why',
+      collection.errors.slice(0, 20).map((e) => ({ pointer: '/body/rule_id', message: e.format() })),
+    );
   }
   const main = collection.documents.find((d) => d.id?.toLowerCase() === ruleId) ?? collection.documents[0];
-  if (!main || main.kind === 'filter') throw invalidRequest('The stored text holds no detection or correlation rule to test', [{ pointer: '/body/rule_id', message: 'nothing to test' }]);
+  if (!main || main.kind === 'filter')
+    throw invalidRequest('The stored text holds no detection or correlation rule to test', [{ pointer: '/body/rule_id', message: 'nothing to test' }]);
   return { main, documents: collection.documents };
 }
 
@@ -56,15 +60,20 @@ export function documentsOf(text: string, ruleId: string): { main: TestTarget; d
 export function readFixtures(texts: readonly string[], main: TestTarget): Fixture[] {
   const parsed = parseFixtures(texts, { ruleKind: main.kind === 'correlation' ? 'correlation' : 'rule' });
   if ('errors' in parsed) {
-    throw invalidRequest(`${parsed.errors.length} fixture(s) are not valid test documents`, parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })));
+    throw invalidRequest(
+      `${parsed.errors.length} fixture(s) are not valid test documents`,
+      parsed.errors.map((e) => ({ pointer: `/body/fixtures/${e.index}`, message: e.message })),
+    );
   }
   const unstorable = findUnstorableText(parsed.fixtures, '/body/fixtures');
   if (unstorable) throw invalidRequest('A fixture holds text the service cannot store', [{ pointer: unstorable.pointer, message: unstorable.reason }]);
   // Each event as the store will take it (a number beyond a double's range, say, is refused).
-  const refused = parsed.fixtures.flatMap((f, i) => f.events.flatMap((e, j) => {
-    const c = checkValue(e);
-    return c.ok ? [] : [{ pointer: `/body/fixtures/${i}/events/${j}`, message: c.error }];
-  }));
+  const refused = parsed.fixtures.flatMap((f, i) =>
+    f.events.flatMap((e, j) => {
+      const c = checkValue(e);
+      return c.ok ? [] : [{ pointer: `/body/fixtures/${i}/events/${j}`, message: c.error }];
+    }),
+  );
   if (refused.length > 0) throw invalidRequest(`${refused.length} fixture event(s) cannot be stored as events`, refused);
   return parsed.fixtures;
 }
@@ -75,14 +84,24 @@ export function readFixtures(texts: readonly string[], main: TestTarget): Fixtur
  * target gives the expected verdict and the evaluator agrees with it: a disagreement means one of
  * the two is wrong about this rule, which is a failure of its own.
  */
-export async function runRuleTests(input: { text: string; ruleId: string; version: number; fixtures: Fixture[]; adapter: SiemAdapter<SigmaRule>; targetName: string }): Promise<RuleTestReport> {
+export async function runRuleTests(input: {
+  text: string;
+  ruleId: string;
+  version: number;
+  fixtures: Fixture[];
+  adapter: SiemAdapter<SigmaRule>;
+  targetName: string;
+}): Promise<RuleTestReport> {
   const { main, documents } = documentsOf(input.text, input.ruleId);
   let tests: TestCaseResult[];
   let evaluatedOn: string;
   if (main.kind === 'rule') {
     const compiled = input.adapter.compile(main);
     if (!compiled.ok) {
-      throw invalidRequest(`Target ${input.targetName} cannot run this rule`, compiled.issues.map((i) => ({ pointer: '/body/target', message: `${i.line ?? '?'}:${i.column ?? '?'} ${i.message}` })));
+      throw invalidRequest(
+        `Target ${input.targetName} cannot run this rule`,
+        compiled.issues.map((i) => ({ pointer: '/body/target', message: `${i.line ?? '?'}:${i.column ?? '?'} ${i.message}` })),
+      );
     }
     const rule = { ruleId: input.ruleId, version: input.version, query: compiled.query, ...(compiled.logsource ? { logsource: compiled.logsource } : {}) };
     const onTarget = await input.adapter.runFixtures(
@@ -95,7 +114,8 @@ export async function runRuleTests(input: { text: string; ruleId: string; versio
       const local = evaluator.match(f.events[0]!);
       const wanted = f.expect === 'match';
       let reason = '';
-      if (target !== local) reason = `the target's query and the in-process evaluator disagree: target ${target ? 'matched' : 'did not match'}, evaluator ${local ? 'matched' : 'did not match'}`;
+      if (target !== local)
+        reason = `the target's query and the in-process evaluator disagree: target ${target ? 'matched' : 'did not match'}, evaluator ${local ? 'matched' : 'did not match'}`;
       else if (target !== wanted) reason = wanted ? 'the rule did not match this event' : 'the rule matched this event';
       return { name: f.name, expect: f.expect, passed: reason === '', reason, matched_on_target: target, matched_in_evaluator: local };
     });
@@ -107,7 +127,14 @@ export async function runRuleTests(input: { text: string; ruleId: string; versio
       const alerts = createCorrelationEngine(documents).run(f.events);
       const local = alerts.some((a) => a.correlation === main);
       const wanted = f.expect === 'match';
-      return { name: f.name, expect: f.expect, passed: local === wanted, reason: local === wanted ? '' : wanted ? 'the correlation did not fire on these events' : 'the correlation fired on these events', matched_on_target: null, matched_in_evaluator: local };
+      return {
+        name: f.name,
+        expect: f.expect,
+        passed: local === wanted,
+        reason: local === wanted ? '' : wanted ? 'the correlation did not fire on these events' : 'the correlation fired on these events',
+        matched_on_target: null,
+        matched_in_evaluator: local,
+      };
     });
     evaluatedOn = 'the in-process correlation engine';
   }

@@ -70,7 +70,10 @@ export function replayFigures(replay: { windowFrom: Date; noiseBudget: NoiseBudg
     latency: {
       total_ms: round(totalMs, 3),
       mean_chunk_ms: durations.length ? round(totalMs / durations.length, 3) : 0,
-      max_chunk_ms: round(durations.reduce((m, d) => Math.max(m, d), 0), 3),
+      max_chunk_ms: round(
+        durations.reduce((m, d) => Math.max(m, d), 0),
+        3,
+      ),
       per_chunk: processed.chunks.map((c) => ({ from: c.from, to: c.to, events_scanned: c.scanned, alerts: c.matched, ms: c.durationMs })),
     },
     cost: projectCost(costModel, sum.bytes, sum.matched, processedMs),

@@ -69,7 +69,12 @@ function entityKey(event: Record<string, unknown>, day: string): string | undefi
  * - noisy_alerts: matches that are either (each counted once); noise_ratio = noisy / matched.
  * Computed on the first NOISE_SAMPLE_EVENTS matches in time order and scaled by matched / sample.
  */
-export function estimateNoise(events: ReadonlyArray<{ time: Date; event: Record<string, unknown> }>, matched: number, fields: string[], falsePositives: ReadonlyArray<Record<string, unknown>>): NoiseEstimate {
+export function estimateNoise(
+  events: ReadonlyArray<{ time: Date; event: Record<string, unknown> }>,
+  matched: number,
+  fields: string[],
+  falsePositives: ReadonlyArray<Record<string, unknown>>,
+): NoiseEstimate {
   const signature = (e: Record<string, unknown>) => JSON.stringify(fields.map((f) => fieldValue(e, f) ?? null));
   const fpSignatures = new Set(fields.length ? falsePositives.map(signature) : []);
   const seen = new Set<string>();

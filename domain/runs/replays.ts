@@ -57,7 +57,10 @@ export async function startReplay(deps: DomainDeps, auth: Actor, request: Replay
   const replayId = request.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'replay', request.idempotencyKey, request.requestBody) : crypto.randomUUID();
   const workflowId = workflowIds.replay(auth.tenantId, rule.ruleId, target.name, replayId);
 
-  const [existing] = await db.select({ id: replays.id }).from(replays).where(and(eq(replays.id, replayId), eq(replays.tenantId, auth.tenantId)));
+  const [existing] = await db
+    .select({ id: replays.id })
+    .from(replays)
+    .where(and(eq(replays.id, replayId), eq(replays.tenantId, auth.tenantId)));
   if (!existing) {
     await admitRun(db, temporal.client, auth, (tx) =>
       tx
@@ -114,7 +117,10 @@ export async function readReplay(deps: DomainDeps, auth: Actor, id: string, wait
   const { client } = deps.temporal;
   // A run that ended without recording (see run-slots.ts) reads as it ended, and holds no long poll.
   await settleEndedRunById(db, client, replays, id, auth.tenantId);
-  const settled = await waitForEnd(() => findReplay(db, client, id, auth.tenantId, false), (r) => r.replay.status !== 'running');
+  const settled = await waitForEnd(
+    () => findReplay(db, client, id, auth.tenantId, false),
+    (r) => r.replay.status !== 'running',
+  );
   if (!settled) throw notFound(`No replay ${id} in this tenant`);
   if (settled.replay.status !== 'running') return settled;
   const running = await findReplay(db, client, id, auth.tenantId, true);

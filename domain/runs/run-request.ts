@@ -15,15 +15,23 @@ export type RunRuleChoice = { rule_id?: string | undefined; version?: number | u
 /** The rule of a replay or shadow: a stored version of the tenant's, or the inline text (parsed and compiled here, so a bad rule is a 400, not a failed run). */
 export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: RunRuleChoice, kind: string): Promise<RunRule> {
   if ((body.rule_id === undefined) === (body.rule === undefined)) {
-    throw invalidRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [{ pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' }]);
+    throw invalidRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [
+      { pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' },
+    ]);
   }
   let run: RunRule;
   if (body.rule_id !== undefined) {
     const ruleId = body.rule_id.toLowerCase();
-    const [rule] = await db.select().from(rules).where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
+    const [rule] = await db
+      .select()
+      .from(rules)
+      .where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
     if (!rule) throw notFound(`No rule ${body.rule_id} in this tenant`);
     const version = body.version ?? rule.latestVersion;
-    const [stored] = await db.select().from(ruleVersions).where(and(eq(ruleVersions.tenantId, auth.tenantId), eq(ruleVersions.ruleId, ruleId), eq(ruleVersions.version, version)));
+    const [stored] = await db
+      .select()
+      .from(ruleVersions)
+      .where(and(eq(ruleVersions.tenantId, auth.tenantId), eq(ruleVersions.ruleId, ruleId), eq(ruleVersions.version, version)));
     if (!stored) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
     run = { ruleId, version, content: stored.content };
   } else {
@@ -50,14 +58,19 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, bo
   }
   const compiled = adapterFor(siem, kind).compile(parsed);
   if (!compiled.ok) {
-    throw invalidRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' }]);
+    throw invalidRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [
+      { pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' },
+    ]);
   }
   return run;
 }
 
 /** A tenant's target by name, checked against the token's environments; runs need the local store for now. */
 export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: Actor, name: string) {
-  const [target] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
+  const [target] = await db
+    .select()
+    .from(targets)
+    .where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
   if (!target) throw notFound(`No target ${name} in this tenant`);
   if (!mayUseEnvironment(auth, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${name})`);
   try {

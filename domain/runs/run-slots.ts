@@ -57,8 +57,14 @@ export async function settleEndedRunById(db: Db, client: Client, table: RunTable
 /** The tenant's running replays and shadow evaluations, together. */
 async function runningCount(db: Db | Tx, tenantId: string): Promise<number> {
   // One after the other: inside a transaction both go to the same connection anyway.
-  const [r] = await db.select({ n: count() }).from(replays).where(and(eq(replays.tenantId, tenantId), eq(replays.status, 'running')));
-  const [s] = await db.select({ n: count() }).from(shadowRuns).where(and(eq(shadowRuns.tenantId, tenantId), eq(shadowRuns.status, 'running')));
+  const [r] = await db
+    .select({ n: count() })
+    .from(replays)
+    .where(and(eq(replays.tenantId, tenantId), eq(replays.status, 'running')));
+  const [s] = await db
+    .select({ n: count() })
+    .from(shadowRuns)
+    .where(and(eq(shadowRuns.tenantId, tenantId), eq(shadowRuns.status, 'running')));
   return Number(r!.n) + Number(s!.n);
 }
 
@@ -66,8 +72,14 @@ async function runningCount(db: Db | Tx, tenantId: string): Promise<number> {
 export async function settleEndedRuns(db: Db, client: Client, tenantId: string, now: Date = new Date()): Promise<number> {
   const columns = (t: RunTable) => ({ id: t.id, workflowId: t.workflowId, createdAt: t.createdAt });
   const [rs, ss] = await Promise.all([
-    db.select(columns(replays)).from(replays).where(and(eq(replays.tenantId, tenantId), eq(replays.status, 'running'))),
-    db.select(columns(shadowRuns)).from(shadowRuns).where(and(eq(shadowRuns.tenantId, tenantId), eq(shadowRuns.status, 'running'))),
+    db
+      .select(columns(replays))
+      .from(replays)
+      .where(and(eq(replays.tenantId, tenantId), eq(replays.status, 'running'))),
+    db
+      .select(columns(shadowRuns))
+      .from(shadowRuns)
+      .where(and(eq(shadowRuns.tenantId, tenantId), eq(shadowRuns.status, 'running'))),
   ]);
   const settled = await Promise.all([...rs.map((row) => settleEndedRun(db, client, replays, row, now)), ...ss.map((row) => settleEndedRun(db, client, shadowRuns, row, now))]);
   return settled.filter(Boolean).length;

@@ -52,13 +52,19 @@ export async function startShadow(deps: DomainDeps, auth: Actor, request: Shadow
   const { db } = deps.database;
   const { temporal } = deps;
   const target = await resolveRunTarget(db, deps.siem, auth, request.target);
-  if (target.kind !== 'local') throw invalidRequest(`Shadow evaluation reads live data from local targets only; ${request.target} is ${target.kind}`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+  if (target.kind !== 'local')
+    throw invalidRequest(`Shadow evaluation reads live data from local targets only; ${request.target} is ${target.kind}`, [
+      { pointer: '/body/target', message: 'unsupported target kind' },
+    ]);
   const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target.kind);
   const { durationMs, intervalMs } = shadowTiming(request.duration, request.interval);
 
   const shadowId = request.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'shadow', request.idempotencyKey, request.requestBody) : crypto.randomUUID();
   const workflowId = workflowIds.shadow(auth.tenantId, rule.ruleId, target.name, shadowId);
-  const [existing] = await db.select({ id: shadowRuns.id }).from(shadowRuns).where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
+  const [existing] = await db
+    .select({ id: shadowRuns.id })
+    .from(shadowRuns)
+    .where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
   if (!existing) {
     await admitRun(db, temporal.client, auth, (tx) =>
       tx
@@ -101,7 +107,10 @@ export async function startShadow(deps: DomainDeps, auth: Actor, request: Shadow
     ],
   });
   // The first run's id: continue-as-new adds runs under the same workflow id.
-  await db.update(shadowRuns).set({ runId }).where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
+  await db
+    .update(shadowRuns)
+    .set({ runId })
+    .where(and(eq(shadowRuns.id, shadowId), eq(shadowRuns.tenantId, auth.tenantId)));
   return (await findShadow(db, temporal.client, shadowId, auth.tenantId, false))!;
 }
 
@@ -114,7 +123,10 @@ export async function readShadow(deps: DomainDeps, auth: Actor, id: string, wait
   const { client } = deps.temporal;
   // A run that ended without recording (see run-slots.ts) reads as it ended, and holds no long poll.
   await settleEndedRunById(db, client, shadowRuns, id, auth.tenantId);
-  const settled = await waitForEnd(() => findShadow(db, client, id, auth.tenantId, false), (s) => s.shadow.status !== 'running');
+  const settled = await waitForEnd(
+    () => findShadow(db, client, id, auth.tenantId, false),
+    (s) => s.shadow.status !== 'running',
+  );
   if (!settled) throw notFound(`No shadow evaluation ${id} in this tenant`);
   if (settled.shadow.status !== 'running') return settled;
   const running = await findShadow(db, client, id, auth.tenantId, true);

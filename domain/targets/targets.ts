@@ -35,7 +35,10 @@ export async function listTargets(db: Db, auth: Actor): Promise<TargetRow[]> {
 
 /** One target of the tenant, on an environment the actor may use. */
 export async function findTarget(db: Db, auth: Actor, name: string): Promise<TargetRow> {
-  const [row] = await db.select().from(targets).where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
+  const [row] = await db
+    .select()
+    .from(targets)
+    .where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
   if (!row) throw notFound(`No target ${name} in this tenant`);
   if (!mayUseEnvironment(auth, row.environment)) throw insufficientScope(`This token may not act on environment ${row.environment}`);
   return row;

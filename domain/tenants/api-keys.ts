@@ -37,7 +37,10 @@ export async function createApiKey(deps: DomainDeps, auth: Actor, request: ApiKe
   if (request.environments) {
     const unknown = await environmentsExist(db, auth.tenantId, request.environments);
     if (unknown.length) {
-      throw invalidRequest('Unknown environments', unknown.map((e) => ({ pointer: `/body/environments/${request.environments!.indexOf(e)}`, message: `no environment ${e} in this tenant` })));
+      throw invalidRequest(
+        'Unknown environments',
+        unknown.map((e) => ({ pointer: `/body/environments/${request.environments!.indexOf(e)}`, message: `no environment ${e} in this tenant` })),
+      );
     }
   }
   if (request.expiresAt && request.expiresAt.getTime() <= now().getTime()) {

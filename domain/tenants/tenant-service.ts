@@ -23,11 +23,7 @@ export type NewTenant = { id: string; name: string; tier: Tier; environments: st
 /** Creates a tenant with its environments and built-in local target; false if the id is taken. */
 export async function createTenant(db: Db, input: NewTenant): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const inserted = await tx
-      .insert(tenants)
-      .values({ id: input.id, name: input.name, tier: input.tier })
-      .onConflictDoNothing()
-      .returning({ id: tenants.id });
+    const inserted = await tx.insert(tenants).values({ id: input.id, name: input.name, tier: input.tier }).onConflictDoNothing().returning({ id: tenants.id });
     if (inserted.length === 0) return false;
     await tx.insert(environments).values(input.environments.map((name) => ({ tenantId: input.id, name })));
     await tx.insert(targets).values({
@@ -75,7 +71,10 @@ export async function createToken(db: Db, input: NewToken): Promise<CreatedToken
 }
 
 /** What may be shown of a token: everything but its hash. */
-export type ApiKeyRecord = Pick<typeof apiTokens.$inferSelect, 'id' | 'name' | 'displayPrefix' | 'tenantId' | 'permissions' | 'environments' | 'createdAt' | 'expiresAt' | 'revokedAt'>;
+export type ApiKeyRecord = Pick<
+  typeof apiTokens.$inferSelect,
+  'id' | 'name' | 'displayPrefix' | 'tenantId' | 'permissions' | 'environments' | 'createdAt' | 'expiresAt' | 'revokedAt'
+>;
 /** A token just created: its record, and the token itself, which is shown this once. */
 export type IssuedApiKey = ApiKeyRecord & { token: string };
 
@@ -108,10 +107,7 @@ export const ALL_PERMISSIONS: Permission[] = ['rules:read', 'rules:write', 'even
  * First start only: creates the `default` tenant and its admin token (every permission, operator
  * included). Returns the token so the caller can print it once; null when the tenant already existed.
  */
-export async function ensureBootstrap(
-  db: Db,
-  options: { tier: Tier; token: string | undefined },
-): Promise<string | null> {
+export async function ensureBootstrap(db: Db, options: { tier: Tier; token: string | undefined }): Promise<string | null> {
   const created = await createTenant(db, {
     id: DEFAULT_TENANT_ID,
     name: 'Default tenant',
@@ -159,7 +155,11 @@ export type TenantRecord = { tenant: typeof tenants.$inferSelect; environments: 
 export async function findTenant(db: Db, id: string): Promise<TenantRecord | undefined> {
   const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
   if (!row) return undefined;
-  const envs = await db.select({ name: environments.name }).from(environments).where(eq(environments.tenantId, id)).orderBy(asc(environments.createdAt), asc(environments.name));
+  const envs = await db
+    .select({ name: environments.name })
+    .from(environments)
+    .where(eq(environments.tenantId, id))
+    .orderBy(asc(environments.createdAt), asc(environments.name));
   return { tenant: row, environments: envs.map((e) => e.name) };
 }
 
@@ -177,7 +177,12 @@ export async function createTenantWithAdmin(db: Db, input: NewTenant, createdBy:
 
 /** Tenants by id, after the id a previous page ended at. */
 export async function listTenants(db: Db, page: { after: string | undefined; limit: number }): Promise<{ items: TenantRecord[]; more: boolean }> {
-  const rows = await db.select({ id: tenants.id }).from(tenants).where(page.after ? gt(tenants.id, page.after) : undefined).orderBy(asc(tenants.id)).limit(page.limit + 1);
+  const rows = await db
+    .select({ id: tenants.id })
+    .from(tenants)
+    .where(page.after ? gt(tenants.id, page.after) : undefined)
+    .orderBy(asc(tenants.id))
+    .limit(page.limit + 1);
   const items = await Promise.all(rows.slice(0, page.limit).map(async (r) => (await findTenant(db, r.id))!));
   return { items, more: rows.length > page.limit };
 }

@@ -42,7 +42,13 @@ export async function countEvents(con: DuckDBConnection, tenantId: string, where
 }
 
 /** Like countEvents, plus the matched events themselves (at most `limit`, in time order). */
-export async function searchEvents(con: DuckDBConnection, tenantId: string, where: string, window: TimeWindow, options: { limit?: number; logsource?: Logsource } = {}): Promise<WindowSearch> {
+export async function searchEvents(
+  con: DuckDBConnection,
+  tenantId: string,
+  where: string,
+  window: TimeWindow,
+  options: { limit?: number; logsource?: Logsource } = {},
+): Promise<WindowSearch> {
   const limit = options.limit ?? 100;
   const started = performance.now();
   const counted = await countEvents(con, tenantId, where, window, options.logsource);
@@ -106,18 +112,27 @@ export function chunksOf(window: TimeWindow, hours: ReadonlyArray<{ hourMs: numb
  * The returned cursor is the store-wide cursor read at the start of the call, so events committed
  * during the call are left for the next one and none is seen twice or skipped.
  */
-export async function eventsSince(con: DuckDBConnection, tenantId: string, where: string, cursor: number, options: { limit?: number; logsource?: Logsource } = {}): Promise<SinceResult> {
+export async function eventsSince(
+  con: DuckDBConnection,
+  tenantId: string,
+  where: string,
+  cursor: number,
+  options: { limit?: number; logsource?: Logsource } = {},
+): Promise<SinceResult> {
   requireText(tenantId, 'tenantId');
   const limit = options.limit ?? 1000;
   const started = performance.now();
   const upTo = await readCommittedCursor(con);
   const filter = `tenant_id = ${sqlLiteral(tenantId)} AND seq > ${Math.trunc(cursor)} AND seq <= ${upTo}${logsourceScope(options.logsource)}`;
-  const agg = (await queryRows(
-    con,
-    `SELECT count(*) AS scanned, coalesce(sum(raw_bytes), 0) AS bytes, count(*) FILTER (WHERE ${guard(where)}) AS matched FROM ${EVENTS_TABLE} WHERE ${filter}`,
-  ))[0]!;
+  const agg = (
+    await queryRows(
+      con,
+      `SELECT count(*) AS scanned, coalesce(sum(raw_bytes), 0) AS bytes, count(*) FILTER (WHERE ${guard(where)}) AS matched FROM ${EVENTS_TABLE} WHERE ${filter}`,
+    )
+  )[0]!;
   const matched = Number(agg.matched);
-  const rows = matched === 0 || limit === 0 ? [] : await queryRows(con, `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${filter} AND ${guard(where)} ORDER BY seq LIMIT ${limit}`);
+  const rows =
+    matched === 0 || limit === 0 ? [] : await queryRows(con, `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${filter} AND ${guard(where)} ORDER BY seq LIMIT ${limit}`);
   return {
     cursor: Math.max(upTo, Math.trunc(cursor)),
     scanned: Number(agg.scanned),
@@ -131,11 +146,13 @@ export async function eventsSince(con: DuckDBConnection, tenantId: string, where
 
 /** Volume and freshness of a tenant's events (data-quality and health reports). */
 export async function tenantStats(con: DuckDBConnection, tenantId: string): Promise<TenantStats> {
-  const r = (await queryRows(
-    con,
-    `SELECT count(*) AS n, coalesce(sum(raw_bytes), 0) AS bytes, epoch_ms(min(event_time)) AS lo, epoch_ms(max(event_time)) AS hi, epoch_ms(max(ingested_at)) AS ing
+  const r = (
+    await queryRows(
+      con,
+      `SELECT count(*) AS n, coalesce(sum(raw_bytes), 0) AS bytes, epoch_ms(min(event_time)) AS lo, epoch_ms(max(event_time)) AS hi, epoch_ms(max(ingested_at)) AS ing
      FROM ${EVENTS_TABLE} WHERE tenant_id = ${sqlLiteral(tenantId)}`,
-  ))[0]!;
+    )
+  )[0]!;
   const date = (v: unknown) => (v === null ? null : new Date(Number(v)));
   return { events: Number(r.n), bytes: Number(r.bytes), firstEventTime: date(r.lo), lastEventTime: date(r.hi), lastIngestedAt: date(r.ing) };
 }

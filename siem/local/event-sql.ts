@@ -59,5 +59,3 @@ export function logsourceScope(logsource?: Logsource): string {
 export function requireText(value: string, name: string): void {
   if (typeof value !== 'string' || value.trim() === '') throw new RangeError(`${name} must be a non-empty string`);
 }
-
-

@@ -145,7 +145,15 @@ export class LocalEventStore {
   }
 
   /** ingest() on the batch's connection, which it closes after dropping the stage table. */
-  private async ingestOn(con: DuckDBConnection, tenantId: string, source: IngestSource, options: IngestOptions, cap: number, started: number, staged: () => void): Promise<IngestResult> {
+  private async ingestOn(
+    con: DuckDBConnection,
+    tenantId: string,
+    source: IngestSource,
+    options: IngestOptions,
+    cap: number,
+    started: number,
+    staged: () => void,
+  ): Promise<IngestResult> {
     const id = randomUUID();
     const stage = stageTable(id);
     try {

@@ -56,7 +56,12 @@ export async function stageSource(con: DuckDBConnection, stage: StageTable, sour
  * DuckDB's reader is lenient: it accepts trailing commas and NaN/Infinity literals (a test pins
  * both down), which LENIENT_JSON_TEXT finds before DuckDB sees the line.
  */
-async function stageNdjson(con: DuckDBConnection, stage: StageTable, source: IngestSource & { kind: 'ndjson' | 'jsonl-file' }, reject: (line: number, error: string) => void): Promise<void> {
+async function stageNdjson(
+  con: DuckDBConnection,
+  stage: StageTable,
+  source: IngestSource & { kind: 'ndjson' | 'jsonl-file' },
+  reject: (line: number, error: string) => void,
+): Promise<void> {
   const appender = await con.createAppender(stage.table, 'main', stage.catalog);
   try {
     for await (const { line, text } of source.kind === 'ndjson' ? ndjsonLines(source.input) : jsonlFileLines(source.path)) {

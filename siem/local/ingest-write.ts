@@ -81,7 +81,11 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
   // the time and memory of a batch.
   const ls = options.logsource ?? {};
   const extraKeys = [
-    ...new Set([options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))].filter((k): k is string => k !== undefined)),
+    ...new Set(
+      [options.timestampField, options.eventIdField, ...[ls.product, ls.category, ls.service].map((x) => (typeof x === 'object' ? x.field : undefined))].filter(
+        (k): k is string => k !== undefined,
+      ),
+    ),
   ];
   const textOf = (key: string) => extraKeyText('__p', extraKeys.indexOf(key));
   const eventId = options.eventIdField ? `coalesce(${textOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
@@ -121,6 +125,14 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
     await exec(con, `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} WHERE seq > ${base} GROUP BY ALL`);
   }
   const rejected = job.rejectedBefore + timeRejected;
-  await exec(con, `INSERT INTO ingest_batches VALUES ($1, $2, $3, $4, $5, $6, $7, now()::TIMESTAMP)`, [job.id, job.tenantId, first, last, last ?? base, accepted, rejected] as DuckDBValue[]);
+  await exec(con, `INSERT INTO ingest_batches VALUES ($1, $2, $3, $4, $5, $6, $7, now()::TIMESTAMP)`, [
+    job.id,
+    job.tenantId,
+    first,
+    last,
+    last ?? base,
+    accepted,
+    rejected,
+  ] as DuckDBValue[]);
   return { accepted, first, last, cursor: last ?? base, timeRejected, timeErrors };
 }

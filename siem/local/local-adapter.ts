@@ -81,11 +81,20 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
    * none), only the detection query.
    */
   async runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]> {
-    const matching = new Set(await this.store.withFixtureTable(fixtures.map((f) => f.event), (table) => table.matching(rule.query)));
+    const matching = new Set(
+      await this.store.withFixtureTable(
+        fixtures.map((f) => f.event),
+        (table) => table.matching(rule.query),
+      ),
+    );
     return fixtures.map((f, i) => {
       const matched = matching.has(i + 1);
       const passed = matched === (f.expect === 'match');
-      const reason = passed ? '' : f.expect === 'match' ? `rule ${rule.ruleId} v${rule.version} did not match this event` : `rule ${rule.ruleId} v${rule.version} matched this event`;
+      const reason = passed
+        ? ''
+        : f.expect === 'match'
+          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
+          : `rule ${rule.ruleId} v${rule.version} matched this event`;
       return { name: f.name, expect: f.expect, matched, passed, reason };
     });
   }

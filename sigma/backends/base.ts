@@ -29,8 +29,7 @@ export interface ConvertOptions {
 
 /** How a wildcard string can be matched: plain equality, a substring/prefix/suffix, or a pattern. */
 export type StringShape =
-  | { readonly shape: 'equals' | 'contains' | 'startswith' | 'endswith'; readonly text: string }
-  | { readonly shape: 'wildcard'; readonly parts: readonly StringPart[] };
+  { readonly shape: 'equals' | 'contains' | 'startswith' | 'endswith'; readonly text: string } | { readonly shape: 'wildcard'; readonly parts: readonly StringPart[] };
 
 export function shapeOf(parts: readonly StringPart[]): StringShape {
   if (!hasWildcards(parts)) return { shape: 'equals', text: plainText(parts) };
@@ -134,17 +133,30 @@ export abstract class QueryBackend {
       case 'not':
         return this.negate(this.conditionNode(node.operand, rule, false));
       case 'and':
-        return this.combine('and', node.operands.map((o) => this.conditionNode(o, rule, topLevel)));
+        return this.combine(
+          'and',
+          node.operands.map((o) => this.conditionNode(o, rule, topLevel)),
+        );
       case 'or':
-        return this.combine('or', node.operands.map((o) => this.conditionNode(o, rule, false)));
+        return this.combine(
+          'or',
+          node.operands.map((o) => this.conditionNode(o, rule, false)),
+        );
     }
   }
 
   protected detectionNode(node: DetectionNode, topLevel: boolean): Expr {
     if (node.kind === 'item') return this.item(node.item, topLevel);
     if (node.children.length === 1) return this.detectionNode(node.children[0]!, topLevel);
-    if (node.kind === 'and') return this.combine('and', node.children.map((c) => this.detectionNode(c, topLevel)));
-    return this.combine('or', node.children.map((c) => this.detectionNode(c, false)));
+    if (node.kind === 'and')
+      return this.combine(
+        'and',
+        node.children.map((c) => this.detectionNode(c, topLevel)),
+      );
+    return this.combine(
+      'or',
+      node.children.map((c) => this.detectionNode(c, false)),
+    );
   }
 
   /** Expansions and placeholders become plain alternatives. */
@@ -161,7 +173,11 @@ export abstract class QueryBackend {
   }
 
   protected value(field: string | null, v: SigmaValue, ctx: ItemContext): Expr {
-    if (v.kind === 'expansion') return this.combine('or', v.values.map((x) => this.value(field, x, { ...ctx, topLevel: false })));
+    if (v.kind === 'expansion')
+      return this.combine(
+        'or',
+        v.values.map((x) => this.value(field, x, { ...ctx, topLevel: false })),
+      );
     return { text: this.leaf(field, v, ctx), prec: PREC_ATOM };
   }
 
@@ -197,7 +213,10 @@ export abstract class QueryBackend {
     const values = this.expand(item.values, item);
     const single = values.length === 1;
     const ctx: ItemContext = { item, topLevel: topLevel && !item.negated && (single || item.linking === 'and') };
-    const expr = this.combine(item.linking === 'and' ? 'and' : 'or', values.map((v) => this.value(item.field, v, ctx)));
+    const expr = this.combine(
+      item.linking === 'and' ? 'and' : 'or',
+      values.map((v) => this.value(item.field, v, ctx)),
+    );
     return item.negated ? this.negate(expr) : expr;
   }
 }

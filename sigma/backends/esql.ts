@@ -19,9 +19,7 @@ export function esqlString(text: string): string {
 
 /** ES|QL LIKE pattern: `*` any, `?` one; `\` escapes. */
 function esqlLike(parts: readonly StringPart[], lower: boolean): string {
-  return parts
-    .map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard))
-    .join('');
+  return parts.map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard)).join('');
 }
 
 const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \\t\\n\\r\\f\\v' };

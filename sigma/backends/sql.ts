@@ -32,21 +32,25 @@ function jsonPath(field: string): string {
 export function defaultFieldExpression(field: string): string {
   const flat = `json_extract_string(raw, ${jsonPath(field)})`;
   if (!field.includes('.')) return flat;
-  const nested = `json_extract_string(raw, '$.${field.split('.').map((s) => `"${s.replace(/"/g, '\\"').replace(/'/g, "''")}"`).join('.')}')`;
+  const nested = `json_extract_string(raw, '$.${field
+    .split('.')
+    .map((s) => `"${s.replace(/"/g, '\\"').replace(/'/g, "''")}"`)
+    .join('.')}')`;
   return `coalesce(${flat}, ${nested})`;
 }
 
 function defaultExists(field: string): string {
   if (!field.includes('.')) return `json_exists(raw, ${jsonPath(field)})`;
-  const nested = `'$.${field.split('.').map((s) => `"${s.replace(/"/g, '\\"').replace(/'/g, "''")}"`).join('.')}'`;
+  const nested = `'$.${field
+    .split('.')
+    .map((s) => `"${s.replace(/"/g, '\\"').replace(/'/g, "''")}"`)
+    .join('.')}'`;
   return `(json_exists(raw, ${jsonPath(field)}) OR json_exists(raw, ${nested}))`;
 }
 
 /** Sigma wildcard parts → LIKE pattern with `\` as the escape character. */
 export function likePattern(parts: readonly StringPart[]): string {
-  return parts
-    .map((p) => (typeof p === 'string' ? p.replace(/[\\%_]/g, (m) => `\\${m}`) : p.wildcard === '*' ? '%' : '_'))
-    .join('');
+  return parts.map((p) => (typeof p === 'string' ? p.replace(/[\\%_]/g, (m) => `\\${m}`) : p.wildcard === '*' ? '%' : '_')).join('');
 }
 
 const TIME_PARTS: Record<TimePartValue['part'], string> = { minute: 'minute', hour: 'hour', day: 'day', week: 'week', month: 'month', year: 'year' };
@@ -235,7 +239,10 @@ function ipv6CidrMatch(text: string, v: CidrValue): string {
   if (rest === 0) return whole === 0 ? `${hex} IS NOT NULL` : `starts_with(${hex}, ${sqlString(network.slice(0, whole))})`;
   const high = parseInt(network[whole]!, 16);
   const keep = (0xf << (4 - rest)) & 0xf;
-  const digits = Array.from({ length: 16 }, (_, d) => d).filter((d) => (d & keep) === high).map((d) => d.toString(16)).join('');
+  const digits = Array.from({ length: 16 }, (_, d) => d)
+    .filter((d) => (d & keep) === high)
+    .map((d) => d.toString(16))
+    .join('');
   return `regexp_matches(${hex}, ${sqlString(`^${network.slice(0, whole)}[${digits}]`)})`;
 }
 

@@ -8,9 +8,22 @@
 export const ATTACK_VERSION = '18.1 (+ v19 tactics stealth, defense-impairment)';
 
 export const ATTACK_TACTICS: readonly string[] = [
-  'reconnaissance', 'resource-development', 'initial-access', 'execution', 'persistence',
-  'privilege-escalation', 'defense-evasion', 'stealth', 'defense-impairment', 'credential-access',
-  'discovery', 'lateral-movement', 'collection', 'command-and-control', 'exfiltration', 'impact',
+  'reconnaissance',
+  'resource-development',
+  'initial-access',
+  'execution',
+  'persistence',
+  'privilege-escalation',
+  'defense-evasion',
+  'stealth',
+  'defense-impairment',
+  'credential-access',
+  'discovery',
+  'lateral-movement',
+  'collection',
+  'command-and-control',
+  'exfiltration',
+  'impact',
 ];
 
 /** Techniques and sub-techniques that are neither revoked nor deprecated in v18.1. */

@@ -4,11 +4,7 @@ import { normaliseParts, parseSigmaString, type StringPart } from '../string';
 import type { CompileOptions } from './types';
 
 /** Turns `%name%` placeholders into concrete string values (cartesian product over placeholders). */
-export function resolvePlaceholders(
-  value: PlaceholderValue,
-  placeholders: CompileOptions['placeholders'],
-  pos: DetectionItem['pos'],
-): StringValue[] {
+export function resolvePlaceholders(value: PlaceholderValue, placeholders: CompileOptions['placeholders'], pos: DetectionItem['pos']): StringValue[] {
   let variants: StringPart[][] = [[]];
   for (const part of value.parts) {
     if (typeof part === 'object' && 'placeholder' in part) {

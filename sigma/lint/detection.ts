@@ -53,7 +53,8 @@ export const detectionValidators: Validator[] = [
         const mods = item.modifiers;
         const has = (m: string) => mods.includes(m);
         const add = (msg: string) => out.push(finding('invalid_modifier_combinations', 'warning', msg, item.pos, d.source));
-        if (has('all') && !has('contains') && item.field !== null && !item.values.some((v) => v.kind === 'regex')) add("'all' without 'contains' can never match several whole values");
+        if (has('all') && !has('contains') && item.field !== null && !item.values.some((v) => v.kind === 'regex'))
+          add("'all' without 'contains' can never match several whole values");
         if (has('base64offset') && !has('contains')) add("'base64offset' needs 'contains'");
         if (has('windash') && has('all')) add("'windash' together with 'all'");
         const repeated = mods.filter((m, i) => m !== 'base64' && mods.indexOf(m) !== i);
@@ -71,7 +72,18 @@ export const detectionValidators: Validator[] = [
           if (v.kind !== 'regex') continue;
           const issues = analyseRegex(v.pattern);
           if (isCatastrophic(issues)) {
-            out.push(finding('regex_catastrophic_backtracking', 'error', `/${v.pattern}/: ${issues.filter((i) => i.code !== 'lookaround' && i.code !== 'backreference' && i.code !== 'inline-flags').map((i) => i.message).join('; ')}`, item.pos, d.source));
+            out.push(
+              finding(
+                'regex_catastrophic_backtracking',
+                'error',
+                `/${v.pattern}/: ${issues
+                  .filter((i) => i.code !== 'lookaround' && i.code !== 'backreference' && i.code !== 'inline-flags')
+                  .map((i) => i.message)
+                  .join('; ')}`,
+                item.pos,
+                d.source,
+              ),
+            );
           }
           for (const i of issues) {
             if (i.code === 'lookaround' || i.code === 'backreference' || i.code === 'inline-flags') {
@@ -112,7 +124,8 @@ export const detectionValidators: Validator[] = [
           if (seen.has(key)) out.push(finding('sigmahq_field_duplicate_value', 'warning', `value '${String(r.value)}' is listed twice`, r.pos, d.source));
           seen.add(key);
         }
-        if (item.field !== null && /\s/.test(item.field)) out.push(finding('sigmahq_space_field_name', 'warning', `field name '${item.field}' contains a space`, item.pos, d.source));
+        if (item.field !== null && /\s/.test(item.field))
+          out.push(finding('sigmahq_space_field_name', 'warning', `field name '${item.field}' contains a space`, item.pos, d.source));
         return out;
       }),
   },
@@ -120,9 +133,7 @@ export const detectionValidators: Validator[] = [
     name: 'fieldname_logsource',
     run: ({ document: d }) => {
       if (d.kind !== 'rule') return [];
-      return Object.keys(d.logsource.custom).map((k) =>
-        finding('fieldname_logsource', 'warning', `logsource has unknown key '${k}'`, d.logsource.pos, d.source),
-      );
+      return Object.keys(d.logsource.custom).map((k) => finding('fieldname_logsource', 'warning', `logsource has unknown key '${k}'`, d.logsource.pos, d.source));
     },
   },
   {

@@ -53,7 +53,13 @@ export function lintForTarget(text: string, target: { name: string; kind: Target
       query = compileForTarget(doc, target.kind);
     } catch (err) {
       if (!isSigmaError(err)) throw err;
-      findings.push({ code: 'target_unsupported', severity: 'error', message: `${target.kind} target ${target.name} cannot express this exactly: ${err.message}`, line: err.line, column: err.column });
+      findings.push({
+        code: 'target_unsupported',
+        severity: 'error',
+        message: `${target.kind} target ${target.name} cannot express this exactly: ${err.message}`,
+        line: err.line,
+        column: err.column,
+      });
     }
     findings.push(...unmappedFields(doc, target));
     queries.push({ id: doc.id ?? null, title: doc.title, query });

@@ -86,11 +86,13 @@ export function lintAcrossFiles(results: ReadonlyArray<{ source: string; result:
     for (const { document: d } of result.documents) {
       if (d.id !== undefined) {
         const other = ids.get(d.id);
-        if (other !== undefined && other !== source) out.push(finding('identifier_uniqueness', 'warning', `id ${d.id} is also used in ${other}`, d.positions.id ?? d.pos, source));
+        if (other !== undefined && other !== source)
+          out.push(finding('identifier_uniqueness', 'warning', `id ${d.id} is also used in ${other}`, d.positions.id ?? d.pos, source));
         else ids.set(d.id, source);
       }
       const other = titles.get(d.title);
-      if (other !== undefined && other !== source) out.push(finding('duplicate_title', 'warning', `title '${d.title}' is also used in ${other}`, d.positions.title ?? d.pos, source));
+      if (other !== undefined && other !== source)
+        out.push(finding('duplicate_title', 'warning', `title '${d.title}' is also used in ${other}`, d.positions.title ?? d.pos, source));
       else titles.set(d.title, source);
     }
   }

@@ -2,8 +2,28 @@ import type { SigmaDocument } from '../model';
 import { finding, type LintFinding, type Validator } from './types';
 
 const KNOWN_KEYS = [
-  'title', 'id', 'name', 'status', 'description', 'author', 'license', 'references', 'date', 'modified', 'tags', 'level',
-  'falsepositives', 'related', 'taxonomy', 'logsource', 'detection', 'fields', 'scope', 'correlation', 'filter', 'generate',
+  'title',
+  'id',
+  'name',
+  'status',
+  'description',
+  'author',
+  'license',
+  'references',
+  'date',
+  'modified',
+  'tags',
+  'level',
+  'falsepositives',
+  'related',
+  'taxonomy',
+  'logsource',
+  'detection',
+  'fields',
+  'scope',
+  'correlation',
+  'filter',
+  'generate',
 ];
 
 function distance(a: string, b: string): number {
@@ -38,7 +58,8 @@ export const metadataValidators: Validator[] = [
   existence('description', 'sigmahq_description_existence', 'info'),
   {
     name: 'sigmahq_title_length',
-    run: ({ document: d }) => (d.title.length > 110 ? [finding('sigmahq_title_length', 'warning', `title is ${d.title.length} characters (max 110)`, at(d, 'title'), d.source)] : []),
+    run: ({ document: d }) =>
+      d.title.length > 110 ? [finding('sigmahq_title_length', 'warning', `title is ${d.title.length} characters (max 110)`, at(d, 'title'), d.source)] : [],
   },
   {
     name: 'sigmahq_title_start',
@@ -70,9 +91,7 @@ export const metadataValidators: Validator[] = [
   {
     name: 'sigmahq_redundant_modified',
     run: ({ document: d }) =>
-      d.modified && d.date && d.modified === d.date
-        ? [finding('sigmahq_redundant_modified', 'info', 'modified equals date', at(d, 'modified'), d.source)]
-        : [],
+      d.modified && d.date && d.modified === d.date ? [finding('sigmahq_redundant_modified', 'info', 'modified equals date', at(d, 'modified'), d.source)] : [],
   },
   {
     name: 'date_in_future',

@@ -5,7 +5,9 @@ import { finding, type LintFinding, type Validator } from './types';
 
 /** Fields that are long and present on nearly every event of their source: substring scans there are costly. */
 export const HIGH_VOLUME_FIELDS = new Set(
-  ['CommandLine', 'ParentCommandLine', 'ScriptBlockText', 'Payload', 'Message', 'Details', 'ContextInfo', 'Data', 'cs-uri-query', 'c-uri', 'Query'].map((f) => f.toLowerCase()),
+  ['CommandLine', 'ParentCommandLine', 'ScriptBlockText', 'Payload', 'Message', 'Details', 'ContextInfo', 'Data', 'cs-uri-query', 'c-uri', 'Query'].map((f) =>
+    f.toLowerCase(),
+  ),
 );
 export const LARGE_VALUE_LIST = 50;
 

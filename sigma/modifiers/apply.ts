@@ -28,13 +28,7 @@ function applyCased(value: SigmaValue): SigmaValue {
  * Validates a modifier chain (unknown names, first-only modifiers, repeats) and applies it to each
  * value. Throws SigmaError with the item's position on the first problem.
  */
-export function applyModifiers(
-  chain: readonly string[],
-  values: readonly RawScalar[],
-  field: string | null,
-  pos: SourcePosition,
-  source?: string,
-): ModifiedItem {
+export function applyModifiers(chain: readonly string[], values: readonly RawScalar[], field: string | null, pos: SourcePosition, source?: string): ModifiedItem {
   const defs: ModifierDefinition[] = [];
   chain.forEach((name, index) => {
     const def = MODIFIERS.get(name);

@@ -13,8 +13,21 @@ const RELATED_TYPES = ['derived', 'obsolete', 'merged', 'renamed', 'similar', 'c
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const COMMON_KEYS = new Set([
-  'title', 'id', 'name', 'status', 'description', 'author', 'license', 'references', 'date', 'modified', 'tags', 'level',
-  'falsepositives', 'related', 'taxonomy',
+  'title',
+  'id',
+  'name',
+  'status',
+  'description',
+  'author',
+  'license',
+  'references',
+  'date',
+  'modified',
+  'tags',
+  'level',
+  'falsepositives',
+  'related',
+  'taxonomy',
 ]);
 
 /** pySigma accepts YYYY-MM-DD and YYYY/M/D; both are normalised to ISO form. */

@@ -9,12 +9,25 @@ import type { DocumentContext } from './document-context';
 import { isMap, isNull, isScalar, mapEntries, toPlain, type Pair } from './yaml-nodes';
 
 const CORRELATION_TYPES: readonly CorrelationType[] = [
-  'event_count', 'value_count', 'temporal', 'temporal_ordered', 'value_sum', 'value_avg', 'value_percentile', 'value_median',
+  'event_count',
+  'value_count',
+  'temporal',
+  'temporal_ordered',
+  'value_sum',
+  'value_avg',
+  'value_percentile',
+  'value_median',
 ];
 const CORRELATION_OPS: readonly CorrelationOp[] = ['gt', 'gte', 'lt', 'lte', 'eq', 'neq'];
 const TIMESPAN_RE = /^(\d+)([smhdwMy])$/;
 const TIMESPAN_UNIT_MS: Record<string, number> = {
-  s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000, M: 30 * 86_400_000, y: 365 * 86_400_000,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
+  M: 30 * 86_400_000,
+  y: 365 * 86_400_000,
 };
 const CORRELATION_KEYS = new Set([...COMMON_KEYS, 'correlation', 'generate']);
 
@@ -123,7 +136,8 @@ export function parseCorrelationDoc(ctx: DocumentContext, root: YMap, entries: M
   }
   const generateNode = (entries.get('generate') ?? c.get('generate'))?.value;
   const generate = isScalar(generateNode) && generateNode.value === true;
-  if (generateNode && !(isScalar(generateNode) && typeof generateNode.value === 'boolean')) ctx.error('correlation-invalid', "'generate' must be a boolean", ctx.pos(generateNode));
+  if (generateNode && !(isScalar(generateNode) && typeof generateNode.value === 'boolean'))
+    ctx.error('correlation-invalid', "'generate' must be a boolean", ctx.pos(generateNode));
   const result: SigmaCorrelation = {
     ...base,
     type,

@@ -55,7 +55,13 @@ function buildItem(ctx: DocumentContext, key: string | null, raw: RawValue[], po
     modifiers = mods;
     if (mods.some((m) => m === '')) throw new SigmaError('modifier-invalid', `empty modifier in '${key}'`, pos, ctx.source);
   }
-  const modified = applyModifiers(modifiers, raw.map((r) => r.value), field, pos, ctx.source);
+  const modified = applyModifiers(
+    modifiers,
+    raw.map((r) => r.value),
+    field,
+    pos,
+    ctx.source,
+  );
   if (field === null && modified.values.some((v) => v.kind === 'null')) {
     throw new SigmaError('detection-value-invalid', 'a keyword search cannot be null', pos, ctx.source);
   }
@@ -152,7 +158,9 @@ export function parseDetection(ctx: DocumentContext, pair: Pair | undefined, roo
   if (identifiers.size === 0) ctx.error('detection-invalid', 'detection defines no search identifier', detPos);
   // Names of identifiers that failed to build still count as defined so one bad value does not
   // cascade into "undefined identifier" errors.
-  const names = mapEntries(node).map(([k]) => k).filter((k) => k !== 'condition' && !exclude.has(k));
+  const names = mapEntries(node)
+    .map(([k]) => k)
+    .filter((k) => k !== 'condition' && !exclude.has(k));
   const conditions = parseConditions(ctx, conditionPair, names, detPos, 'identifier');
   return { identifiers, conditions, pos: detPos };
 }

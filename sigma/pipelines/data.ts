@@ -78,7 +78,21 @@ const CIM_FIELDS: Record<string, string> = {
   Hashes: 'process_hash',
 };
 
-const WINDOWS_CATEGORIES = ['process_creation', 'file_event', 'registry_set', 'registry_add', 'registry_delete', 'registry_event', 'image_load', 'network_connection', 'process_access', 'dns_query', 'pipe_created', 'create_remote_thread', 'driver_load'];
+const WINDOWS_CATEGORIES = [
+  'process_creation',
+  'file_event',
+  'registry_set',
+  'registry_add',
+  'registry_delete',
+  'registry_event',
+  'image_load',
+  'network_connection',
+  'process_access',
+  'dns_query',
+  'pipe_created',
+  'create_remote_thread',
+  'driver_load',
+];
 
 export const ELASTIC_ECS: Pipeline = {
   name: 'elastic-ecs',
@@ -165,8 +179,20 @@ export const SENTINEL: Pipeline = {
       fields: { ...MDE_INITIATING, TargetObject: 'RegistryKey', Details: 'RegistryValueData', EventType: 'ActionType' },
       unmapped: 'error',
     },
-    { category: 'registry_delete', product: 'windows', target: 'DeviceRegistryEvents', fields: { ...MDE_INITIATING, TargetObject: 'RegistryKey', EventType: 'ActionType' }, unmapped: 'error' },
-    { category: 'registry_add', product: 'windows', target: 'DeviceRegistryEvents', fields: { ...MDE_INITIATING, TargetObject: 'RegistryKey', EventType: 'ActionType' }, unmapped: 'error' },
+    {
+      category: 'registry_delete',
+      product: 'windows',
+      target: 'DeviceRegistryEvents',
+      fields: { ...MDE_INITIATING, TargetObject: 'RegistryKey', EventType: 'ActionType' },
+      unmapped: 'error',
+    },
+    {
+      category: 'registry_add',
+      product: 'windows',
+      target: 'DeviceRegistryEvents',
+      fields: { ...MDE_INITIATING, TargetObject: 'RegistryKey', EventType: 'ActionType' },
+      unmapped: 'error',
+    },
     { category: 'image_load', product: 'windows', target: 'DeviceImageLoadEvents', fields: { ...MDE_INITIATING, ImageLoaded: 'FolderPath' }, unmapped: 'error' },
     {
       category: 'network_connection',

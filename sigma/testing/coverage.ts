@@ -141,7 +141,10 @@ function coverRule(label: string, rule: SigmaRule, fixtures: readonly Fixture[],
   const compiled = compileRule(rule, options);
   const names = [...rule.detection.identifiers.keys()];
   const probes = valueProbes(rule, options);
-  const points = decisionPoints(rule.detection.conditions.map((c) => c.ast), names);
+  const points = decisionPoints(
+    rule.detection.conditions.map((c) => c.ast),
+    names,
+  );
   const selectionBy = new Witnesses();
   const valueBy = new Witnesses();
   const trueBy = new Witnesses();
@@ -164,7 +167,15 @@ function coverRule(label: string, rule: SigmaRule, fixtures: readonly Fixture[],
     }),
     values: probes.map((p) => {
       const by = valueBy.get(p.key);
-      return { rule: label, selection: p.selection, field: p.item.field, modifiers: [...p.item.modifiers], value: p.item.raw[p.index]?.value ?? null, covered: by.length > 0, by };
+      return {
+        rule: label,
+        selection: p.selection,
+        field: p.item.field,
+        modifiers: [...p.item.modifiers],
+        value: p.item.raw[p.index]?.value ?? null,
+        covered: by.length > 0,
+        by,
+      };
     }),
     branches: points.map((d) => ({ rule: label, path: d.path, description: d.description, true_by: trueBy.get(d.path), false_by: falseBy.get(d.path) })),
   };

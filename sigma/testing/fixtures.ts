@@ -56,7 +56,8 @@ function checkDocument(doc: Record<string, unknown>, options: FixtureParseOption
   else if (typeof doc.name !== 'string') problems.push(`'name' must be a string, got ${kindOf(doc.name)}`);
   else if (doc.name.trim() === '') problems.push("'name' is blank");
   if (!('expect' in doc)) problems.push("missing 'expect'");
-  else if (doc.expect !== 'match' && doc.expect !== 'no_match') problems.push(`'expect' must be "match" or "no_match", got ${JSON.stringify(doc.expect) ?? kindOf(doc.expect)}`);
+  else if (doc.expect !== 'match' && doc.expect !== 'no_match')
+    problems.push(`'expect' must be "match" or "no_match", got ${JSON.stringify(doc.expect) ?? kindOf(doc.expect)}`);
   const hasEvent = 'event' in doc;
   const hasEvents = 'events' in doc;
   if (hasEvent && hasEvents) problems.push("both 'event' and 'events' given; use exactly one");

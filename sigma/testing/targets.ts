@@ -49,7 +49,12 @@ export function resolveTarget(target: TestTarget, documents: readonly SigmaDocum
     for (const written of corr.rules) {
       const doc = byKey.get(written);
       if (!doc || doc.kind === 'filter') {
-        throw new SigmaError('correlation-unresolved-rule', `correlation '${corr.title}' references unknown rule '${written}'`, corr.positions.correlation ?? corr.pos, corr.source);
+        throw new SigmaError(
+          'correlation-unresolved-rule',
+          `correlation '${corr.title}' references unknown rule '${written}'`,
+          corr.positions.correlation ?? corr.pos,
+          corr.source,
+        );
       }
       if (doc.kind === 'correlation') visit(doc);
       else if (!rules.has(doc)) rules.set(doc, { label: documentLabel(doc), rule: doc });

@@ -54,11 +54,22 @@ const CATEGORIES: Readonly<Record<UntestableCategory, readonly string[]>> = {
     'detectiontag',
     'stptag',
     'tlptag',
-    'duplicate_tag', 'namespace_tag', 'sigmahq_tags_techniques_without_tactics', 'sigmahq_tags_unique_detection', 'sigmahq_tags_unique_tlp',
+    'duplicate_tag',
+    'namespace_tag',
+    'sigmahq_tags_techniques_without_tactics',
+    'sigmahq_tags_unique_detection',
+    'sigmahq_tags_unique_tlp',
     'tag_format',
   ],
   // Everything sigma/lint/performance.ts reports, and catastrophic regexes (cost, not verdicts).
-  performance: ['perf_keyword_search', 'perf_contains_high_volume_field', 'perf_large_value_list', 'perf_leading_wildcard', 'perf_regex_high_volume_field', 'regex_catastrophic_backtracking'],
+  performance: [
+    'perf_keyword_search',
+    'perf_contains_high_volume_field',
+    'perf_large_value_list',
+    'perf_leading_wildcard',
+    'perf_regex_high_volume_field',
+    'regex_catastrophic_backtracking',
+  ],
   // Field names and logsources: fixtures copy the rule's names, so a wrong name passes its tests.
   logsource: ['fieldname_logsource', 'specific_instead_of_generic_logsource', 'sigmahq_category_event_id', 'sigmahq_field_user', 'sigmahq_space_field_name'],
   // Same verdicts either way: redundancy and spelling of values and conditions.

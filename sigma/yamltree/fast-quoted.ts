@@ -34,17 +34,40 @@ export function quoted(token: string): string {
     }
     const e = body[++i];
     switch (e) {
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case '/': out += '/'; break;
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case '0': out += '\0'; break;
-      case ' ': out += ' '; break;
-      case 'x': out += String.fromCharCode(parseInt(body.slice(i + 1, i + 3), 16)); i += 2; break;
-      case 'u': out += String.fromCharCode(parseInt(body.slice(i + 1, i + 5), 16)); i += 4; break;
-      default: bail();
+      case '\\':
+        out += '\\';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case '/':
+        out += '/';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case '0':
+        out += '\0';
+        break;
+      case ' ':
+        out += ' ';
+        break;
+      case 'x':
+        out += String.fromCharCode(parseInt(body.slice(i + 1, i + 3), 16));
+        i += 2;
+        break;
+      case 'u':
+        out += String.fromCharCode(parseInt(body.slice(i + 1, i + 5), 16));
+        i += 4;
+        break;
+      default:
+        bail();
     }
   }
   return out;

@@ -37,7 +37,8 @@ function fromYamlNode(node: unknown, fallbackOffset: number, ctx: Expansion): YN
   if (isScalar(node)) {
     const v = node.value;
     const value: YValue = v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : String(v);
-    const style = node.type === 'QUOTE_SINGLE' ? 'single' : node.type === 'QUOTE_DOUBLE' ? 'double' : node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED' ? 'block' : 'plain';
+    const style =
+      node.type === 'QUOTE_SINGLE' ? 'single' : node.type === 'QUOTE_DOUBLE' ? 'double' : node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED' ? 'block' : 'plain';
     return { kind: 'scalar', value, style, offset: node.range?.[0] ?? fallbackOffset };
   }
   return { kind: 'scalar', value: null, style: 'plain', offset: fallbackOffset };
@@ -59,7 +60,11 @@ export function parseYamlFull(text: string): YamlStream {
       root = contents === null || (isScalar(contents) && contents.value === null) ? null : fromYamlNode(contents, 0, { doc, remaining: MAX_EXPANDED_NODES });
     } catch (err) {
       if (!(err instanceof AliasExpansionTooLarge)) throw err;
-      problems.push({ code: 'yaml-syntax', message: `YAML aliases expand this document to more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes`, offset: contents?.range?.[0] ?? 0 });
+      problems.push({
+        code: 'yaml-syntax',
+        message: `YAML aliases expand this document to more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes`,
+        offset: contents?.range?.[0] ?? 0,
+      });
     }
     return { root, problems };
   });

@@ -71,7 +71,10 @@ function combine(kind: 'and' | 'or', operands: readonly ((want: boolean) => Plan
   const conjunctive = (kind === 'and') === want;
   if (conjunctive) {
     // and→true / or→false: every operand must take the wanted value.
-    return zipMerge(operands.map((o) => o(want)), max);
+    return zipMerge(
+      operands.map((o) => o(want)),
+      max,
+    );
   }
   if (kind === 'or') {
     // or→true: any one branch; each branch is an alternative.

@@ -137,9 +137,7 @@ describe('differential conformance with pySigma', () => {
       // The same rows and columns pySigma's query ran on (text cells, absent = NULL), plus the
       // event as JSON for detflow's default field access.
       const table = `rule_${n++}`;
-      await con.run(
-        `CREATE TABLE ${table} (detflow_event_index INTEGER, raw JSON, ${c.columns.map((col) => `${quoteIdent(col)} VARCHAR`).join(', ')})`,
-      );
+      await con.run(`CREATE TABLE ${table} (detflow_event_index INTEGER, raw JSON, ${c.columns.map((col) => `${quoteIdent(col)} VARCHAR`).join(', ')})`);
       const rows = c.events.map(
         (e, i) =>
           `(${i}, ${sqlText(JSON.stringify(e.event))}, ${c.columns
@@ -163,9 +161,7 @@ describe('differential conformance with pySigma', () => {
       let columnSql: string | undefined;
       let jsonSql: string | undefined;
       try {
-        columnSql = where(
-          toDuckDbSql(c.rule, { placeholders, fieldExpression: quoteIdent, existsExpression: (f) => `${quoteIdent(f)} IS NOT NULL` }),
-        );
+        columnSql = where(toDuckDbSql(c.rule, { placeholders, fieldExpression: quoteIdent, existsExpression: (f) => `${quoteIdent(f)} IS NOT NULL` }));
         jsonSql = where(toDuckDbSql(c.rule, { placeholders }));
       } catch (e) {
         duckErrors.push(`${c.rel}: conversion refused: ${(e as Error).message}`);
@@ -191,9 +187,7 @@ describe('differential conformance with pySigma', () => {
   });
 
   it('runs pySigma on the corpus and lists every rule it cannot convert, with its error', () => {
-    const refused = cases
-      .map((c) => ({ c, p: pyByPath.get(c.path) }))
-      .filter(({ p }) => !p || p.error || p.sql?.error || p.sql_runtime_error);
+    const refused = cases.map((c) => ({ c, p: pyByPath.get(c.path) })).filter(({ p }) => !p || p.error || p.sql?.error || p.sql_runtime_error);
     const reasons = new Map<string, string[]>();
     for (const { c, p } of refused) {
       const why = p?.error ?? p?.sql?.error ?? p?.sql_runtime_error ?? 'no answer from convert.py';

@@ -67,7 +67,12 @@ describe('activities repeated or late', () => {
     await expect(svc.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
     // The live version's schedule is untouched.
     const live = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', v2));
-    await until('the live version’s schedule', async () => live.describe().then(() => true, () => undefined));
+    await until('the live version’s schedule', async () =>
+      live.describe().then(
+        () => true,
+        () => undefined,
+      ),
+    );
   });
   it('a detection run retried after it committed returns what it did, so its budget crossing is still acted on', async () => {
     const ruleId = 'ac71e000-0000-4000-8000-000000000002';
@@ -80,19 +85,31 @@ describe('activities repeated or late', () => {
     // Only the calls below detect: the deployment's own schedule is paused.
     const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
     // Set up just after activation: pause it once it exists.
-    await until('the detection schedule', async () => schedule.pause('test drives detection').then(() => true, () => undefined));
+    await until('the detection schedule', async () =>
+      schedule.pause('test drives detection').then(
+        () => true,
+        () => undefined,
+      ),
+    );
     const lines = [1, 2, 3].map((i) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\noisy.exe', CommandLine: `noisy ${i}` }));
-    expect((await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } })).body.accepted).toBe(3);
+    expect(
+      (await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } }))
+        .body.accepted,
+    ).toBe(3);
 
     const detection = createDetectionActivities({ db: svc.database.db, siem: svc.siem, temporal: temporal() });
     // Two attempts of one activity execution: the first committed, then its worker died before reporting.
-    const attempt = (n: number) => new MockActivityEnvironment({ activityId: '1', attempt: n, workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: 'run-1' } });
+    const attempt = (n: number) =>
+      new MockActivityEnvironment({ activityId: '1', attempt: n, workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: 'run-1' } });
     const first = await attempt(1).run(detection.runDetection, { deploymentId: started.body.id });
     expect(first).toMatchObject({ raised: 1, suppressed: 2, budgetExceededNow: true, demoted: true });
     const retried = await attempt(2).run(detection.runDetection, { deploymentId: started.body.id });
     expect(retried).toEqual(first);
     // Another execution (the next scheduled run) evaluates afresh: demoted, in shadow, nothing new.
-    const next = await new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: 'run-2' } }).run(detection.runDetection, { deploymentId: started.body.id });
+    const next = await new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: 'run-2' } }).run(
+      detection.runDetection,
+      { deploymentId: started.body.id },
+    );
     expect(next).toMatchObject({ mode: 'shadow', scanned: 0, budgetExceededNow: false });
     const runs = (await svc.request('GET', `/api/v1/deployments/${started.body.id}`)).body;
     expect(runs.status).toBe('demoted');
@@ -109,16 +126,36 @@ describe('activities repeated or late', () => {
   it('reports the day’s budget crossing once, even after people triage the suppressed alerts', async () => {
     const ruleId = 'ac71e000-0000-4000-8000-000000000003';
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(ruleId, 'triaged.exe') } })).status).toBe(201);
-    const started = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
+    const started = await svc.request('POST', '/api/v1/rules/deploy', {
+      body: { rule_id: ruleId, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } },
+    });
     expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
     const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
-    await until('the detection schedule', async () => schedule.pause('test drives detection').then(() => true, () => undefined));
+    await until('the detection schedule', async () =>
+      schedule.pause('test drives detection').then(
+        () => true,
+        () => undefined,
+      ),
+    );
     const ingest = async (n: number) => {
-      const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\triaged.exe', CommandLine: `triaged ${Math.random()} ${i}` }));
-      expect((await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } })).body.accepted).toBe(n);
+      const lines = Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\x\\triaged.exe', CommandLine: `triaged ${Math.random()} ${i}` }),
+      );
+      expect(
+        (
+          await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
+            body: lines.join('\n'),
+            headers: { 'content-type': 'application/x-ndjson' },
+          })
+        ).body.accepted,
+      ).toBe(n);
     };
     const detection = createDetectionActivities({ db: svc.database.db, siem: svc.siem, temporal: temporal() });
-    const run = (n: number) => new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: `triage-${n}` } }).run(detection.runDetection, { deploymentId: started.body.id });
+    const run = (n: number) =>
+      new MockActivityEnvironment({ activityId: '1', workflowExecution: { workflowId: `detect/default/${started.body.id}`, runId: `triage-${n}` } }).run(
+        detection.runDetection,
+        { deploymentId: started.body.id },
+      );
 
     await ingest(3);
     expect(await run(1)).toMatchObject({ raised: 1, suppressed: 2, budgetExceededNow: true });

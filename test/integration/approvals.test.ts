@@ -3,7 +3,8 @@ import { deployments } from '../../db/schema';
 import { createApiKey, createCiKey, createReviewerKey, createTenant, processRule, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = 'f0000000-0000-4000-8000-000000000001';
-const rule = (revision: number) => processRule(RULE_ID, { title: `Approved tool (revision ${revision})`, level: 'medium', image: revision === 1 ? '\\approved.exe' : '\\approved2.exe' });
+const rule = (revision: number) =>
+  processRule(RULE_ID, { title: `Approved tool (revision ${revision})`, level: 'medium', image: revision === 1 ? '\\approved.exe' : '\\approved2.exe' });
 
 describe('deploy with approval', () => {
   let svc: TestService;
@@ -19,14 +20,18 @@ describe('deploy with approval', () => {
     const lines = Array.from({ length: 20 }, (_, i) =>
       JSON.stringify({ '@timestamp': new Date(Date.now() - ((i % 6) + 1) * day).toISOString(), Image: i < 14 ? 'C:\\t\\approved.exe' : 'C:\\t\\other.exe', Computer: 'h' }),
     );
-    const ingested = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const ingested = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
+      body: lines.join('\n'),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(ingested.text).toContain('"accepted":20');
   });
   afterAll(() => svc.close());
 
   const requestDeploy = (extra: Record<string, unknown> = {}, token = requester) =>
     svc.request('POST', '/api/v1/rules/deploy', { token, body: { rule_id: RULE_ID, target: 'local', approval_required: true, ...extra } });
-  const decide = (id: string, decision: string, token = reviewer, comment = 'looks fine') => svc.request('POST', `/api/v1/approvals/${id}/decision`, { token, body: { decision, comment } });
+  const decide = (id: string, decision: string, token = reviewer, comment = 'looks fine') =>
+    svc.request('POST', `/api/v1/approvals/${id}/decision`, { token, body: { decision, comment } });
   const waitDeployment = async (id: string, status: string) => {
     for (let i = 0; i < 100; i++) {
       const d = (await svc.request('GET', `/api/v1/deployments/${id}`)).body;
@@ -87,7 +92,10 @@ describe('deploy with approval', () => {
     expect((await waitDeployment(res.body.id, 'changes_requested')).error).toMatch(/narrow it/);
 
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: rule(2) } })).body.version).toBe(2);
-    const again = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, targets: ['local'], description: 'narrowed', link: 'https://git.example/pr/7' } });
+    const again = await svc.request('POST', '/api/v1/approvals', {
+      token: requester,
+      body: { rule_id: RULE_ID, targets: ['local'], description: 'narrowed', link: 'https://git.example/pr/7' },
+    });
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ status: 'pending', version: 2, targets: ['local'], description: 'narrowed' });
     const impact = again.body.impact.targets[0];
@@ -157,7 +165,18 @@ describe('deploy with approval', () => {
     // A deploy whose start Temporal never took (the 503 path), written minutes ago.
     const [template] = await svc.database.db.select().from(deployments).where(eq(deployments.id, waiting.body.id));
     const orphanId = 'f0000000-0000-4000-8000-0000000000c4';
-    await svc.database.db.insert(deployments).values({ ...template!, id: orphanId, status: 'deploying', error: null, endedAt: null, workflowId: `deploy/default/${id}/local/${orphanId}`, createdAt: new Date(Date.now() - 5 * 60_000), updatedAt: new Date() });
+    await svc.database.db
+      .insert(deployments)
+      .values({
+        ...template!,
+        id: orphanId,
+        status: 'deploying',
+        error: null,
+        endedAt: null,
+        workflowId: `deploy/default/${id}/local/${orphanId}`,
+        createdAt: new Date(Date.now() - 5 * 60_000),
+        updatedAt: new Date(),
+      });
     const polled = performance.now();
     const orphan = (await svc.request('GET', `/api/v1/deployments/${orphanId}?wait=60`)).body;
     expect(performance.now() - polled).toBeLessThan(30_000);
@@ -166,11 +185,17 @@ describe('deploy with approval', () => {
   });
 
   it('refuses a deploy over its noise budget without approval, and flags it in an approval', async () => {
-    const refused = await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } } });
+    const refused = await svc.request('POST', '/api/v1/rules/deploy', {
+      token: requester,
+      body: { rule_id: RULE_ID, version: 1, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 1 } },
+    });
     expect(refused.status).toBe(403);
     expect(refused.body.type).toBe('https://detflow.dev/problems/resource-limit');
     expect(refused.body.detail).toMatch(/2 projected alerts\/day/);
-    const flagged = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, version: 1, targets: ['local'], noise_budget: { max_alerts_per_day: 1 } } });
+    const flagged = await svc.request('POST', '/api/v1/approvals', {
+      token: requester,
+      body: { rule_id: RULE_ID, version: 1, targets: ['local'], noise_budget: { max_alerts_per_day: 1 } },
+    });
     expect(flagged.body.impact).toMatchObject({ over_budget: true, noise_budget: { max_alerts_per_day: 1 } });
     expect((await decide(flagged.body.id, 'reject')).status).toBe(200);
   });

@@ -113,7 +113,11 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     const done = await waiting.exited;
     expect(done.code).toBe(1);
     const report = JSON.parse(done.stdout);
-    expect(report).toMatchObject({ live: false, deployment: { rule_id: id, version: 1, status: 'changes_requested' }, approval: { id: approvalId, status: 'changes_requested', comment: 'narrow the path' } });
+    expect(report).toMatchObject({
+      live: false,
+      deployment: { rule_id: id, version: 1, status: 'changes_requested' },
+      approval: { id: approvalId, status: 'changes_requested', comment: 'narrow the path' },
+    });
     expect(report.reason).toBe(`changes were requested by ${reviewerKeyId}: narrow the path`);
     expect(done.stderr).toContain(`approval  ${approvalId} waits for a reviewer`);
   });
@@ -138,7 +142,12 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect((await cli(['deploy', write(once, 1), '--target', 'local', '--wait'], requester, dir)).code).toBe(0);
     const removed = await cli(['rollback', once, '--target', 'local', '--reason', 'false positives', '--wait', '--format', 'json'], requester, dir);
     expect(removed.code).toBe(0);
-    expect(JSON.parse(removed.stdout)).toMatchObject({ from_version: 1, restores_version: null, completed: true, deployment: { status: 'rolled_back', error: 'rolled back: false positives' } });
+    expect(JSON.parse(removed.stdout)).toMatchObject({
+      from_version: 1,
+      restores_version: null,
+      completed: true,
+      deployment: { status: 'rolled_back', error: 'rolled back: false positives' },
+    });
     expect(await activeVersions(once)).toEqual([]);
   });
 
@@ -164,6 +173,8 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     const id = 'c1000000-0000-4000-8000-000000000008';
     const r = await cli(['deploy', write(id, 1), '--target', 'local', '--approval', '--wait', '--timeout', '2'], requester, dir);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^detflow: Gave up after 2 s: deployment [0-9a-f-]{36} of ${id} v1 on local is still pending_approval \\(approval [0-9a-f-]{36}\\)\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^detflow: Gave up after 2 s: deployment [0-9a-f-]{36} of ${id} v1 on local is still pending_approval \\(approval [0-9a-f-]{36}\\)\\n$`),
+    );
   });
 });

@@ -21,7 +21,10 @@ describe('detflow sync (the CLI against the real service)', () => {
    */
   function start(...args: string[]) {
     const seen = { stdout: '', stderr: '' };
-    const done = run(['node', 'detflow', 'sync', ...args], { out: (s) => (seen.stdout += s), err: (s) => (seen.stderr += s), env }).then((code): Result => ({ code, ...seen }));
+    const done = run(['node', 'detflow', 'sync', ...args], { out: (s) => (seen.stdout += s), err: (s) => (seen.stderr += s), env }).then((code): Result => ({
+      code,
+      ...seen,
+    }));
     return { done, seen };
   }
   const sync = (...args: string[]) => start(...args).done;
@@ -62,7 +65,11 @@ describe('detflow sync (the CLI against the real service)', () => {
   }
 
   const live = async (target: string) => {
-    const items = (await svc.request('GET', `/api/v1/deployments?target=${target}&status=active&limit=500`)).body.items as Array<{ rule_id: string; version: number; noise_budget: unknown }>;
+    const items = (await svc.request('GET', `/api/v1/deployments?target=${target}&status=active&limit=500`)).body.items as Array<{
+      rule_id: string;
+      version: number;
+      noise_budget: unknown;
+    }>;
     return Object.fromEntries(items.map((d) => [d.rule_id, d.version]));
   };
   const versionCount = async (ruleId: string) => (await svc.request('GET', `/api/v1/rules/${ruleId}/versions`)).body.items.length as number;
@@ -75,13 +82,23 @@ describe('detflow sync (the CLI against the real service)', () => {
 
   it('plans create, update, delete and unchanged with a diff; applies them; then has nothing to do', async () => {
     const target = await newTarget('sync-plan');
-    const [upd, same, gone, fresh] = ['5a000000-0000-4000-8000-000000000001', '5a000000-0000-4000-8000-000000000002', '5a000000-0000-4000-8000-000000000003', '5a000000-0000-4000-8000-000000000004'];
+    const [upd, same, gone, fresh] = [
+      '5a000000-0000-4000-8000-000000000001',
+      '5a000000-0000-4000-8000-000000000002',
+      '5a000000-0000-4000-8000-000000000003',
+      '5a000000-0000-4000-8000-000000000004',
+    ];
     await deployed(target, rule(upd, 1, 'Updated'));
     await deployed(target, rule(same, 1, 'Same'));
     // Two versions deployed in turn: a rollback would bring v1 back, a sync delete takes the rule off.
     await deployed(target, rule(gone, 1, 'Gone'));
     await deployed(target, rule(gone, 2, 'Gone'));
-    const dir = folder('plan', { 'a/updated.yml': rule(upd, 2, 'Updated'), 'same.yaml': rule(same, 1, 'Same'), 'b/c/fresh.yml': rule(fresh, 1, 'Fresh'), 'notes.txt': 'not a rule' });
+    const dir = folder('plan', {
+      'a/updated.yml': rule(upd, 2, 'Updated'),
+      'same.yaml': rule(same, 1, 'Same'),
+      'b/c/fresh.yml': rule(fresh, 1, 'Fresh'),
+      'notes.txt': 'not a rule',
+    });
 
     const plan = await sync(dir, '--target', target);
     expect(plan.stderr).toBe('');
@@ -127,12 +144,22 @@ describe('detflow sync (the CLI against the real service)', () => {
 
     const onlyDelete = await sync(dir, '--target', target);
     expect(onlyDelete.code).toBe(3);
-    expect(onlyDelete.stdout).toBe(`delete    ${gone} v2: Gone\nPlan: 0 to create, 0 to update, 1 to delete, 3 unchanged\nRun again with --apply to make ${target} match ${dir}.\n`);
+    expect(onlyDelete.stdout).toBe(
+      `delete    ${gone} v2: Gone\nPlan: 0 to create, 0 to update, 1 to delete, 3 unchanged\nRun again with --apply to make ${target} match ${dir}.\n`,
+    );
 
     const asJson = JSON.parse((await sync(dir, '--target', target, '--format', 'json')).stdout);
     expect(asJson).toMatchObject({ changes: true, valid: true, summary: { create: 0, update: 0, delete: 1, unchanged: 3 } });
     expect(asJson.rules.map((r: { action: string }) => r.action)).toEqual(['delete', 'unchanged', 'unchanged', 'unchanged']);
-    expect(asJson.rules[0]).toMatchObject({ rule_id: gone, title: 'Gone', file: null, version: null, new_version: false, diff: null, deployed: { version: 2, status: 'active' } });
+    expect(asJson.rules[0]).toMatchObject({
+      rule_id: gone,
+      title: 'Gone',
+      file: null,
+      version: null,
+      new_version: false,
+      diff: null,
+      deployed: { version: 2, status: 'active' },
+    });
 
     const deleted = await sync(dir, '--target', target, '--apply', '--allow-delete', '--reason', 'retired in review', '--wait', '--timeout', '45');
     expect(deleted.stderr).toBe('');
@@ -168,7 +195,16 @@ describe('detflow sync (the CLI against the real service)', () => {
     const doc = JSON.parse(plan.stdout);
     expect(doc).toMatchObject({ target, directory: dir, changes: true, valid: true, summary: { create: 0, update: 1, delete: 0, unchanged: 0 }, problems: [] });
     expect(doc.rules).toEqual([
-      expect.objectContaining({ action: 'update', rule_id: id, file: `${dir}/r.yml`, version: 2, new_version: false, deployed: expect.objectContaining({ version: 1, status: 'active' }), joining: null, lint_errors: [] }),
+      expect.objectContaining({
+        action: 'update',
+        rule_id: id,
+        file: `${dir}/r.yml`,
+        version: 2,
+        new_version: false,
+        deployed: expect.objectContaining({ version: 1, status: 'active' }),
+        joining: null,
+        lint_errors: [],
+      }),
     ]);
     expect(doc.rules[0].diff).toContain(`--- ${id}@v1 (deployed on ${target})\n+++ ${dir}/r.yml\n`);
 
@@ -198,7 +234,9 @@ describe('detflow sync (the CLI against the real service)', () => {
 
     const first = await sync(dir, '--target', target, '--apply', '--approval');
     expect(first.code).toBe(0);
-    const approvals = [...first.stdout.matchAll(/^deploy {4}(\S+) v1 → sync-approval: pending_approval \(deployment [0-9a-f-]{36}, approval ([0-9a-f-]{36})\)$/gm)].map((m) => ({ rule: m[1], id: m[2]! }));
+    const approvals = [...first.stdout.matchAll(/^deploy {4}(\S+) v1 → sync-approval: pending_approval \(deployment [0-9a-f-]{36}, approval ([0-9a-f-]{36})\)$/gm)].map(
+      (m) => ({ rule: m[1], id: m[2]! }),
+    );
     expect(approvals.map((x) => x.rule)).toEqual([a, b]);
     expect(first.stdout).toContain(`2 approval(s) wait for a reviewer: detflow approve ${approvals[0]!.id}  |  detflow approve ${approvals[1]!.id}\n`);
     expect(first.stdout).toContain(`Applied to ${target}: 2 started, 0 failed, 0 skipped\n`);
@@ -211,7 +249,8 @@ describe('detflow sync (the CLI against the real service)', () => {
     const waiting = start(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '45');
     // Decided once the sync has joined both deployments and waits; each decision is on the approval the first apply requested.
     await until('the sync to join both deployments', async () => ((waiting.seen.stdout.match(/^joins /gm) ?? []).length === 2 ? true : undefined));
-    const decide = (id: string, decision: string, comment: string) => svc.request('POST', `/api/v1/approvals/${id}/decision`, { token: reviewer, body: { decision, comment } });
+    const decide = (id: string, decision: string, comment: string) =>
+      svc.request('POST', `/api/v1/approvals/${id}/decision`, { token: reviewer, body: { decision, comment } });
     expect((await decide(approvals[0]!.id, 'approve', 'ok')).status).toBe(200);
     expect((await decide(approvals[1]!.id, 'reject', 'too broad')).status).toBe(200);
     const done = await waiting.done;
@@ -234,7 +273,15 @@ describe('detflow sync (the CLI against the real service)', () => {
     const done = await sync(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '2', '--format', 'json');
     expect(done.code).toBe(2);
     const doc = JSON.parse(done.stdout);
-    expect(doc.applied).toEqual([expect.objectContaining({ action: 'create', rule_id: b, outcome: 'pending', status: 'pending_approval', reason: expect.stringMatching(/^still pending_approval after 2 s \(approval [0-9a-f-]{36}\)$/) })]);
+    expect(doc.applied).toEqual([
+      expect.objectContaining({
+        action: 'create',
+        rule_id: b,
+        outcome: 'pending',
+        status: 'pending_approval',
+        reason: expect.stringMatching(/^still pending_approval after 2 s \(approval [0-9a-f-]{36}\)$/),
+      }),
+    ]);
     expect(doc.applied_summary).toBe(`Applied to ${target}: 0 done, 0 failed, 0 skipped, 1 still pending (--timeout reached)`);
     expect(done.stderr).toMatch(new RegExp(`^pending {3}${b} v1 on ${target}: still pending_approval after 2 s \\(approval [0-9a-f-]{36}\\)$`, 'm'));
     // Decided later, the deployment goes live; a second sync follows it instead of requesting another.
@@ -248,7 +295,12 @@ describe('detflow sync (the CLI against the real service)', () => {
 
   it('refuses a folder with duplicate ids or a file that is not a Sigma rule, before asking the service anything', async () => {
     const id = '5a000000-0000-4000-8000-000000000031';
-    const dir = folder('duplicates', { 'one.yml': rule(id, 1), 'two.yml': rule(id.toUpperCase(), 2), 'bad.yml': 'title: [unclosed\n', 'noid.yml': 'title: No id\nlogsource: {product: windows}\n' });
+    const dir = folder('duplicates', {
+      'one.yml': rule(id, 1),
+      'two.yml': rule(id.toUpperCase(), 2),
+      'bad.yml': 'title: [unclosed\n',
+      'noid.yml': 'title: No id\nlogsource: {product: windows}\n',
+    });
     // The target does not exist: the folder is refused before that could matter.
     const r = await sync(dir, '--target', 'no-such-target', '--apply');
     expect(r.code).toBe(1);
@@ -262,7 +314,10 @@ describe('detflow sync (the CLI against the real service)', () => {
 
     const json = await sync(dir, '--target', 'no-such-target', '--format', 'json');
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false, problems: expect.arrayContaining([{ file: `${dir}/one.yml`, error: `rule id ${id} is also in ${dir}/two.yml` }]) });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      valid: false,
+      problems: expect.arrayContaining([{ file: `${dir}/one.yml`, error: `rule id ${id} is also in ${dir}/two.yml` }]),
+    });
   });
 
   it('refuses to apply rules with lint errors for the target, naming them', async () => {

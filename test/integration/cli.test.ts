@@ -16,7 +16,9 @@ const cli = (args: string[], env: CliEnv, cwd: string) => runCli(args, { env, cw
 type JUnitCaseSeen = { suite: string; name: string; file: string | undefined; failure?: { message: string; body: string }; error?: { message: string }; systemOut?: string };
 
 const unescapeXml = (s: string) =>
-  s.replace(/&(#\d+|lt|gt|amp|quot|apos);/g, (_, e: string) => (e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }[e]!));
+  s.replace(/&(#\d+|lt|gt|amp|quot|apos);/g, (_, e: string) =>
+    e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }[e]!,
+  );
 
 function attributesOf(tag: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -215,7 +217,10 @@ describe('detflow CLI (the real binary against the real service)', () => {
   describe('push', () => {
     it('stores a new rule, keeps an unchanged one, with exit 0', async () => {
       const rule = path.join(dir, 'pushed.yml');
-      fs.writeFileSync(rule, BROKEN.replace('Image|endswithh', 'Image|endswith').replace(' and filter', '').replace('7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10', '7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f11'));
+      fs.writeFileSync(
+        rule,
+        BROKEN.replace('Image|endswithh', 'Image|endswith').replace(' and filter', '').replace('7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f10', '7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f11'),
+      );
       const first = await run('push', rule);
       expect(first.code).toBe(0);
       expect(first.stdout).toBe(`stored    ${rule} → 7d0e8a52-6c1b-4f3e-9a27-0b5c4d3e2f11 v1\n`);
@@ -252,7 +257,11 @@ describe('detflow CLI (the real binary against the real service)', () => {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const port = (server.address() as AddressInfo).port;
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const args of [['lint', EXAMPLE_RULE, '--target', 'local'], ['push', EXAMPLE_RULE], ['test', EXAMPLE_RULE, '--target', 'local']]) {
+      for (const args of [
+        ['lint', EXAMPLE_RULE, '--target', 'local'],
+        ['push', EXAMPLE_RULE],
+        ['test', EXAMPLE_RULE, '--target', 'local'],
+      ]) {
         const r = await cli(args, { ...env, DETFLOW_URL: `http://127.0.0.1:${port}` }, dir);
         expect([args[0], r.code]).toEqual([args[0], 2]);
         expect(r.stderr).toContain(`detflow: Cannot reach detflow at http://127.0.0.1:${port}/api/v1: fetch failed (ECONNREFUSED)`);

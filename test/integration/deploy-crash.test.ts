@@ -35,7 +35,13 @@ class DeployProbe {
     const deploy = local.deploy.bind(local);
     local.deploy = async (request: DeployRequest): Promise<DeployResult> => {
       let finish!: () => void;
-      const call: Call = { deploymentId: request.deploymentId, ruleId: request.rule.ruleId, attempt: Context.current().info.attempt, changed: null, done: new Promise((r) => (finish = r)) };
+      const call: Call = {
+        deploymentId: request.deploymentId,
+        ruleId: request.rule.ruleId,
+        attempt: Context.current().info.attempt,
+        changed: null,
+        done: new Promise((r) => (finish = r)),
+      };
       this.calls.push(call);
       const hold = this.holds.get(request.rule.ruleId);
       // Only the first call is held: it is the one whose worker the test kills.
@@ -124,10 +130,15 @@ describe('a worker killed while deploying: the deployment happens exactly once',
     probe = new DeployProbe(svc);
     receiver = await startReceiver();
     requester = (await createCiKey(svc)).token;
-    for (const [id, image] of [[RULE_A, 'crash-a.exe'], [RULE_B, 'crash-b.exe']] as const) {
+    for (const [id, image] of [
+      [RULE_A, 'crash-a.exe'],
+      [RULE_B, 'crash-b.exe'],
+    ] as const) {
       expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image) } })).status).toBe(201);
     }
-    const hook = await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: receiver.url, secret: 'a-webhook-secret-of-some-length', events: ['deployment.succeeded', 'deployment.failed'] } });
+    const hook = await svc.request('PUT', '/api/v1/settings/webhook', {
+      body: { url: receiver.url, secret: 'a-webhook-secret-of-some-length', events: ['deployment.succeeded', 'deployment.failed'] },
+    });
     expect(hook.status).toBe(200);
   });
   afterAll(async () => {
@@ -161,7 +172,10 @@ describe('a worker killed while deploying: the deployment happens exactly once',
     expect(live.map((d) => d.deploymentId)).toEqual([deploymentId]);
 
     // One active row for the rule, activated once.
-    const rows = await svc.database.db.select().from(deployments).where(and(eq(deployments.ruleId, ruleId), eq(deployments.tenantId, 'default')));
+    const rows = await svc.database.db
+      .select()
+      .from(deployments)
+      .where(and(eq(deployments.ruleId, ruleId), eq(deployments.tenantId, 'default')));
     expect(rows.filter((d) => d.status === 'active').map((d) => d.id)).toEqual([deploymentId]);
     expect(rows.find((d) => d.id === deploymentId)!.activatedAt).toBeInstanceOf(Date);
     const view = (await svc.request('GET', `/api/v1/deployments/${deploymentId}`)).body;

@@ -24,7 +24,9 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
     if (res.body.status === 'deploying') {
       // Say where the run is stuck, from its history, instead of a bare status mismatch.
       const history = await svc.client.workflow.getHandle(res.body.workflow_id).fetchHistory();
-      const events = (history.events ?? []).map((e) => `${String(e.eventType)}${e.activityTaskFailedEventAttributes ? `: ${e.activityTaskFailedEventAttributes.failure?.message}` : ''}`);
+      const events = (history.events ?? []).map(
+        (e) => `${String(e.eventType)}${e.activityTaskFailedEventAttributes ? `: ${e.activityTaskFailedEventAttributes.failure?.message}` : ''}`,
+      );
       throw new Error(`deployment ${id} still deploying after 20 s; history: ${events.join(' | ')}`);
     }
     return res.body;
@@ -123,5 +125,4 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
     expect((await deploy(undefined, { target: 'splunk-prod' })).status).toBe(404);
     expect((await svc.request('GET', '/api/v1/deployments/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   });
-
 });

@@ -3,7 +3,8 @@ import { detectionRuns } from '../../db/schema';
 import { detectEverySecond, imageRule, startTestService, type TestService, until } from '../support/harness';
 
 let seq = 0;
-const event = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
+const event = (image: string) =>
+  JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
 
 describe('scheduled detection on the local target', () => {
   let svc: TestService;
@@ -13,11 +14,14 @@ describe('scheduled detection on the local target', () => {
   });
   afterAll(() => svc.close());
 
-  const ingest = (lines: string[]) => svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+  const ingest = (lines: string[]) =>
+    svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
 
   async function deploy(id: string, image: string, budget?: number, revision = 1) {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image, revision) } })).status).toBeLessThan(300);
-    const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: id, target: 'local', approval_required: false, ...(budget !== undefined ? { noise_budget: { max_alerts_per_day: budget } } : {}) } });
+    const res = await svc.request('POST', '/api/v1/rules/deploy', {
+      body: { rule_id: id, target: 'local', approval_required: false, ...(budget !== undefined ? { noise_budget: { max_alerts_per_day: budget } } : {}) },
+    });
     expect(res.status).toBe(202);
     expect(await svc.client.workflow.getHandle(res.body.workflow_id).result()).toMatchObject({ status: 'active' });
     return res.body.id as string;

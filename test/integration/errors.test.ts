@@ -28,7 +28,9 @@ describe('bad input gets a clear problem+json answer', () => {
   });
 
   it('answers 400 with a pointer per field of the wrong type', async () => {
-    const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: 42, target: 'local', approval_required: 'no', noise_budget: { max_alerts_per_day: 'ten' } } });
+    const res = await svc.request('POST', '/api/v1/rules/deploy', {
+      body: { rule_id: 42, target: 'local', approval_required: 'no', noise_budget: { max_alerts_per_day: 'ten' } },
+    });
     expectProblem(res, 400, 'invalid-request');
     const pointers = res.body.errors.map((e: { pointer: string }) => e.pointer).sort();
     expect(pointers).toEqual(['/body/approval_required', '/body/noise_budget/max_alerts_per_day', '/body/rule_id']);
@@ -56,7 +58,14 @@ describe('bad input gets a clear problem+json answer', () => {
   });
 
   it('survives a YAML alias bomb', async () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...Array.from(
+        { length: 9 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join('\n');
     const res = await svc.request('POST', '/api/v1/rules', { body: { rule: bomb } });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -81,7 +90,10 @@ describe('bad input gets a clear problem+json answer', () => {
   });
 
   it('refuses unpaired surrogates, which PostgreSQL jsonb cannot store, and deep nesting, with 400 not 500', async () => {
-    const surrogate = await svc.request('POST', '/api/v1/settings/api-keys', { body: '{"name":"a\\ud800b","permissions":["rules:read"]}', headers: { 'content-type': 'application/json' } });
+    const surrogate = await svc.request('POST', '/api/v1/settings/api-keys', {
+      body: '{"name":"a\\ud800b","permissions":["rules:read"]}',
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(surrogate, 400, 'invalid-request');
     expect(surrogate.body.errors).toEqual([{ pointer: '/body/name', message: 'contains an unpaired UTF-16 surrogate' }]);
     const deep = await svc.request('POST', '/api/v1/rules/lint', { body: '['.repeat(100_000) + ']'.repeat(100_000), headers: { 'content-type': 'application/json' } });
@@ -90,7 +102,8 @@ describe('bad input gets a clear problem+json answer', () => {
   });
 
   it('refuses a rule whose YAML escapes decode to text the registry cannot store', async () => {
-    const yaml = (extra: string) => `title: "Escaped"\nid: 0e5c0000-0000-4000-8000-000000000001\nlogsource:\n  product: windows\n${extra}detection:\n  sel:\n    Image: x\n  condition: sel\n`;
+    const yaml = (extra: string) =>
+      `title: "Escaped"\nid: 0e5c0000-0000-4000-8000-000000000001\nlogsource:\n  product: windows\n${extra}detection:\n  sel:\n    Image: x\n  condition: sel\n`;
     for (const [extra, reason] of [
       ['tags:\n  - "a\\0b"\n', 'contains U+0000'],
       ['tags:\n  - "\\ud800"\n', 'contains an unpaired UTF-16 surrogate'],
@@ -140,11 +153,18 @@ describe('bad input gets a clear problem+json answer', () => {
     expect(await pointers('POST', '/api/v1/rules/deploy', { rule_id: ruleId, target: 'local', approval_expires_in: 'P9999999999D' })).toContain('/body/approval_expires_in');
     expect(await pointers('POST', '/api/v1/rules/deploy', { rule_id: ruleId, target: 'local', approval_expires_in: 'P999999W' })).toContain('/body/approval_expires_in');
     expect(await pointers('POST', '/api/v1/approvals', { rule_id: ruleId, targets: ['local'], expires_in: 'P99999999999999999999W' })).toContain('/body/expires_in');
-    const target = { name: 'bounds', kind: 'local', environment: 'dev', cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 } };
+    const target = {
+      name: 'bounds',
+      kind: 'local',
+      environment: 'dev',
+      cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 },
+    };
     for (const interval of ['PT0S', 'PT99999999999999999999H', 'P2D']) {
       expect(await pointers('POST', '/api/v1/settings/targets', { ...target, detection_interval: interval })).toContain('/body/detection_interval');
     }
-    expect(await pointers('POST', '/api/v1/rules/replay', { rule_id: ruleId, target: 'local', from: '0000-01-01T00:00:00Z', to: '0000-01-02T00:00:00Z' })).toContain('/body/from');
+    expect(await pointers('POST', '/api/v1/rules/replay', { rule_id: ruleId, target: 'local', from: '0000-01-01T00:00:00Z', to: '0000-01-02T00:00:00Z' })).toContain(
+      '/body/from',
+    );
   });
 
   it('answers 400 for a replay or shadow of a stored rule that does not parse as a rule', async () => {
@@ -152,7 +172,10 @@ describe('bad input gets a clear problem+json answer', () => {
     // Stored (Sigma YAML with an id and a title) though its logsource is not a map.
     const rule = `title: Odd logsource\nid: ${ruleId}\nlogsource: windows\ndetection:\n  sel:\n    Image: x\n  condition: sel\n`;
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule } })).status).toBe(201);
-    for (const [path, extra] of [['/api/v1/rules/replay', { lookback: 'P1D' }], ['/api/v1/rules/shadow', { duration: 'PT1M', interval: 'PT1M' }]] as const) {
+    for (const [path, extra] of [
+      ['/api/v1/rules/replay', { lookback: 'P1D' }],
+      ['/api/v1/rules/shadow', { duration: 'PT1M', interval: 'PT1M' }],
+    ] as const) {
       const res = await svc.request('POST', path, { body: { rule_id: ruleId, target: 'local', ...extra } });
       expectProblem(res, 400, 'invalid-request');
       expect(res.body.detail).toMatch(/^The rule does not parse/);

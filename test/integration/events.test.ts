@@ -5,7 +5,12 @@ import { openSiemAdapters } from '../../siem/adapters';
 import { createApiKey, request, sigmaRule, startTestService, type TestService } from '../support/harness';
 
 const ev = (i: number, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ '@timestamp': new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString(), Image: `C:\\Windows\\System32\\proc${i}.exe`, CommandLine: `proc${i} --flag`, ...extra });
+  JSON.stringify({
+    '@timestamp': new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString(),
+    Image: `C:\\Windows\\System32\\proc${i}.exe`,
+    CommandLine: `proc${i} --flag`,
+    ...extra,
+  });
 
 describe('POST /events (local event store ingestion)', () => {
   let svc: TestService;
@@ -38,7 +43,14 @@ describe('POST /events (local event store ingestion)', () => {
   });
 
   it('accepts a JSON array and a timestamp field named per request, and keeps tenants apart', async () => {
-    const res = await ingest(JSON.stringify([{ ts: 1795600000, Image: 'a.exe' }, { ts: '2026-11-20T11:00:00Z', Image: 'b.exe' }]), '?timestamp_field=ts', 'application/json');
+    const res = await ingest(
+      JSON.stringify([
+        { ts: 1795600000, Image: 'a.exe' },
+        { ts: '2026-11-20T11:00:00Z', Image: 'b.exe' },
+      ]),
+      '?timestamp_field=ts',
+      'application/json',
+    );
     expect(res.status).toBe(200);
     expect(res.body.accepted).toBe(2);
     expect((await svc.siem.localStore.tenantStats('other-tenant')).events).toBe(0);
@@ -56,7 +68,13 @@ describe('POST /events (local event store ingestion)', () => {
   it('checks the target, its kind, the permission and the environment', async () => {
     expect((await ingest(ev(1), '?target=nope')).status).toBe(404);
     await svc.request('POST', '/api/v1/settings/targets', {
-      body: { name: 'splunk', kind: 'splunk', environment: 'prod', connection: {}, cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 } },
+      body: {
+        name: 'splunk',
+        kind: 'splunk',
+        environment: 'prod',
+        connection: {},
+        cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 },
+      },
     });
     expect((await ingest(ev(1), '?target=splunk')).status).toBe(400);
     const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });

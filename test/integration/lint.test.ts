@@ -115,18 +115,33 @@ describe('POST /rules/lint', () => {
       expect(deepRes.body.counts.error).toBeGreaterThan(0);
     }
 
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => { const p = String.fromCharCode(97 + i), c = String.fromCharCode(98 + i); return `${c}: &${c} [${Array(9).fill('*' + p).join(',')}]`; })].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...Array.from({ length: 9 }, (_, i) => {
+        const p = String.fromCharCode(97 + i),
+          c = String.fromCharCode(98 + i);
+        return `${c}: &${c} [${Array(9)
+          .fill('*' + p)
+          .join(',')}]`;
+      }),
+    ].join('\n');
     const bombRes = await lint('title: x\n' + bomb);
     expect(bombRes.status).toBe(200);
     expect(bombRes.body.valid).toBe(false);
 
-    const huge = GOOD.replace("CommandLine|contains|windash: ' -enc '", 'CommandLine|contains:\n' + Array.from({ length: 30000 }, (_, i) => `      - 'value-number-${i}-padding'`).join('\n'));
+    const huge = GOOD.replace(
+      "CommandLine|contains|windash: ' -enc '",
+      'CommandLine|contains:\n' + Array.from({ length: 30000 }, (_, i) => `      - 'value-number-${i}-padding'`).join('\n'),
+    );
     expect(Buffer.byteLength(huge)).toBeGreaterThan(1_000_000);
     const hugeRes = await lint(huge);
     // Over the enterprise tier's 1 MiB rule size.
     expect(hugeRes.status).toBe(403);
     expect(hugeRes.body.type).toBe('https://detflow.dev/problems/resource-limit');
-    const bigButAllowed = GOOD.replace("CommandLine|contains|windash: ' -enc '", 'CommandLine|contains:\n' + Array.from({ length: 20000 }, (_, i) => `      - 'value-number-${i}-padding'`).join('\n'));
+    const bigButAllowed = GOOD.replace(
+      "CommandLine|contains|windash: ' -enc '",
+      'CommandLine|contains:\n' + Array.from({ length: 20000 }, (_, i) => `      - 'value-number-${i}-padding'`).join('\n'),
+    );
     const bigRes = await lint(bigButAllowed);
     expect(bigRes.status).toBe(200);
     expect(bigRes.body.findings.some((f: { severity: string; message: string }) => f.severity === 'warning' && /values|list/i.test(f.message))).toBe(true);

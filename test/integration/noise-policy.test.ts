@@ -29,7 +29,9 @@ describe('noise_budget.on_exceed at run time', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const { port } = receiver.address() as { port: number };
-    expect((await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${port}/hook`, secret: 'a-webhook-secret-of-some-length' } })).status).toBe(200);
+    expect((await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${port}/hook`, secret: 'a-webhook-secret-of-some-length' } })).status).toBe(
+      200,
+    );
     await detectEverySecond(svc);
   });
   afterAll(async () => {
@@ -46,7 +48,9 @@ describe('noise_budget.on_exceed at run time', () => {
   };
   async function deploy(id: string, image: string, revision: number, noiseBudget?: Record<string, unknown>) {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(id, image, revision) } })).status).toBeLessThan(300);
-    const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: id, target: 'local', approval_required: false, version: revision, ...(noiseBudget ? { noise_budget: noiseBudget } : {}) } });
+    const res = await svc.request('POST', '/api/v1/rules/deploy', {
+      body: { rule_id: id, target: 'local', approval_required: false, version: revision, ...(noiseBudget ? { noise_budget: noiseBudget } : {}) },
+    });
     expect(res.status).toBe(202);
     expect(await svc.client.workflow.getHandle(res.body.workflow_id).result()).toMatchObject({ status: 'active' });
     return res.body.id as string;
@@ -54,7 +58,9 @@ describe('noise_budget.on_exceed at run time', () => {
   const deployment = async (id: string) => (await svc.request('GET', `/api/v1/deployments/${id}`)).body;
   const alertsOf = async (id: string) => (await svc.request('GET', `/api/v1/alerts?deployment_id=${id}&limit=500`)).body.items as Array<{ status: string }>;
   const notified = (event: string, deploymentOrRule: string) =>
-    until(`${event} for ${deploymentOrRule}`, async () => received.find((b) => b.event === event && (b.data.deployment_id === deploymentOrRule || b.data.rule_id === deploymentOrRule)));
+    until(`${event} for ${deploymentOrRule}`, async () =>
+      received.find((b) => b.event === event && (b.data.deployment_id === deploymentOrRule || b.data.rule_id === deploymentOrRule)),
+    );
 
   it('rejects an unknown policy with a 400 naming the field', async () => {
     await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule('b7000000-0000-4000-8000-000000000009', 'x.exe') } });
@@ -98,7 +104,9 @@ describe('noise_budget.on_exceed at run time', () => {
     const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });
     expect((await svc.request('POST', `/api/v1/deployments/${id}/promote`, { token: reader.token, body: {} })).status).toBe(403);
     expect((await svc.request('POST', '/api/v1/deployments/00000000-0000-4000-8000-000000000000/promote', { body: {} })).status).toBe(404);
-    const promoted = await svc.request('POST', `/api/v1/deployments/${id}/promote`, { body: { comment: 'tuned the filter upstream', noise_budget: { max_alerts_per_day: 3, on_exceed: 'demote' } } });
+    const promoted = await svc.request('POST', `/api/v1/deployments/${id}/promote`, {
+      body: { comment: 'tuned the filter upstream', noise_budget: { max_alerts_per_day: 3, on_exceed: 'demote' } },
+    });
     expect(promoted.status).toBe(200);
     expect(promoted.body).toMatchObject({
       status: 'active',
@@ -136,7 +144,11 @@ describe('noise_budget.on_exceed at run time', () => {
     expect(live[0].workflow_id).toBe(`rollback/default/${ruleId}/local/noise-budget-${v2}`);
     const run = await svc.client.workflow.getHandle(live[0].workflow_id).result();
     expect(run).toMatchObject({ status: 'completed', restored_version: 1, removed: false });
-    expect((await notified('rollback.completed', ruleId)).data).toMatchObject({ from_version: 2, restored_version: 1, reason: 'noise budget exceeded: 3 alerts against 1/day' });
+    expect((await notified('rollback.completed', ruleId)).data).toMatchObject({
+      from_version: 2,
+      restored_version: 1,
+      reason: 'noise budget exceeded: 3 alerts against 1/day',
+    });
     expect((await notified('noise_budget.exceeded', v2)).data).toMatchObject({ on_exceed: 'rollback' });
     const onTarget = (await svc.siem.local.listDeployed('default')).filter((d) => d.ruleId === ruleId);
     expect(onTarget.map((d) => d.version)).toEqual([1]);

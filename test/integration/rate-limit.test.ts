@@ -142,9 +142,7 @@ onPostgres('rate-limit counters shared by two API processes on one PostgreSQL da
     const statuses: number[] = [];
     const remaining: number[] = [];
     // Concurrent requests through both processes: the database counter decides for all of them.
-    const results = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => request(i % 2 ? a : b, 'GET', '/api/v1/settings/api-keys', { token })),
-    );
+    const results = await Promise.all(Array.from({ length: 16 }, (_, i) => request(i % 2 ? a : b, 'GET', '/api/v1/settings/api-keys', { token })));
     for (const r of results) {
       statuses.push(r.status);
       remaining.push(Number(r.headers.get('x-ratelimit-remaining')));

@@ -43,7 +43,13 @@ function generate(): Gen[] {
         out.push({ time: t + i * 60_000, line, evil: false, hour, day });
       }
       if (hour % (day + 2) === 0) {
-        const line = JSON.stringify({ '@timestamp': iso(t + 30 * 60_000), Image: 'C:\\Tools\\evil.exe', CommandLine: `evil.exe -h ${hour % 2}`, Computer: `host-${hour % 2}`, User: 'alice' });
+        const line = JSON.stringify({
+          '@timestamp': iso(t + 30 * 60_000),
+          Image: 'C:\\Tools\\evil.exe',
+          CommandLine: `evil.exe -h ${hour % 2}`,
+          Computer: `host-${hour % 2}`,
+          User: 'alice',
+        });
         out.push({ time: t + 30 * 60_000, line, evil: true, hour, day });
       }
     }
@@ -66,16 +72,39 @@ describe('replay (POST /rules/replay, GET /replays/{id})', () => {
       body: { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: COST_MODEL },
     });
     expect(put.status).toBe(200);
-    const ingest = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: DATA.map((d) => d.line).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const ingest = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
+      body: DATA.map((d) => d.line).join('\n'),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(ingest.body.accepted).toBe(DATA.length);
 
     // A past false positive of this rule: equal on Image and CommandLine to the evil events of odd hours.
     const [target] = await svc.database.db.select().from(targets).where(eq(targets.name, 'local'));
     const deploymentId = crypto.randomUUID();
-    await svc.database.db.insert(deployments).values({ id: deploymentId, tenantId: 'default', ruleId: RULE_ID, version: 1, targetId: target!.id, status: 'superseded', approvalRequired: false, workflowId: `deploy/default/${RULE_ID}/local/${deploymentId}` });
+    await svc.database.db
+      .insert(deployments)
+      .values({
+        id: deploymentId,
+        tenantId: 'default',
+        ruleId: RULE_ID,
+        version: 1,
+        targetId: target!.id,
+        status: 'superseded',
+        approvalRequired: false,
+        workflowId: `deploy/default/${RULE_ID}/local/${deploymentId}`,
+      });
     await svc.database.db.insert(alerts).values({
-      tenantId: 'default', deploymentId, ruleId: RULE_ID, version: 1, targetId: target!.id, eventSeq: 1, eventId: 'fp-1', eventTime: new Date(BASE - DAY),
-      event: { Image: 'C:\\Tools\\evil.exe', CommandLine: 'evil.exe -h 1', Computer: 'elsewhere', User: 'carol' }, status: 'closed', disposition: 'false_positive',
+      tenantId: 'default',
+      deploymentId,
+      ruleId: RULE_ID,
+      version: 1,
+      targetId: target!.id,
+      eventSeq: 1,
+      eventId: 'fp-1',
+      eventTime: new Date(BASE - DAY),
+      event: { Image: 'C:\\Tools\\evil.exe', CommandLine: 'evil.exe -h 1', Computer: 'elsewhere', User: 'carol' },
+      status: 'closed',
+      disposition: 'false_positive',
     });
   });
   afterAll(() => svc.close());
@@ -127,7 +156,7 @@ describe('replay (POST /rules/replay, GET /replays/{id})', () => {
 
     // By hand, from the target's cost model.
     const scan = (bytes / 1e9) * 1000;
-    const triage = (26 * 10) / 60 * 60;
+    const triage = ((26 * 10) / 60) * 60;
     expect(r.cost).toMatchObject({ currency: 'EUR', bytes_scanned: bytes, window_days: 3 });
     expect(r.cost.scan_cost).toBeCloseTo(scan, 4);
     expect(r.cost.triage_hours).toBeCloseTo((26 * 10) / 60, 4);

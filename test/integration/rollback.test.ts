@@ -23,7 +23,11 @@ describe('POST /rules/rollback', () => {
     if (res.status === 202) res.body.result = await svc.client.workflow.getHandle(res.body.workflow_id).result();
     return res;
   };
-  const active = async (id: string) => svc.database.db.select().from(deployments).where(and(eq(deployments.ruleId, id), eq(deployments.status, 'active')));
+  const active = async (id: string) =>
+    svc.database.db
+      .select()
+      .from(deployments)
+      .where(and(eq(deployments.ruleId, id), eq(deployments.status, 'active')));
 
   it('restores the version deployed before, and the live one ends rolled back with the reason', async () => {
     const id = 'a1000000-0000-4000-8000-000000000001';

@@ -65,7 +65,8 @@ describe('POST /rules/test', () => {
   });
   afterAll(() => svc.close());
 
-  const test = (fixtures: string[], ruleId = RULE_ID, token?: string) => svc.request('POST', '/api/v1/rules/test', { body: { rule_id: ruleId, target: 'local', fixtures }, ...(token ? { token } : {}) });
+  const test = (fixtures: string[], ruleId = RULE_ID, token?: string) =>
+    svc.request('POST', '/api/v1/rules/test', { body: { rule_id: ruleId, target: 'local', fixtures }, ...(token ? { token } : {}) });
 
   it('passes a suite, with coverage computed by hand and the run recorded', async () => {
     const res = await test([
@@ -127,7 +128,12 @@ describe('POST /rules/test', () => {
   });
 
   it('answers 400 naming the index of each fixture that is not a test document', async () => {
-    const res = await test([fx('ok', 'match', { Image: 'x' }), '{not json', JSON.stringify({ name: 'n', expect: 'maybe', event: {} }), JSON.stringify({ name: 'e', expect: 'match', events: [{}] })]);
+    const res = await test([
+      fx('ok', 'match', { Image: 'x' }),
+      '{not json',
+      JSON.stringify({ name: 'n', expect: 'maybe', event: {} }),
+      JSON.stringify({ name: 'e', expect: 'match', events: [{}] }),
+    ]);
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: any) => e.pointer)).toEqual(['/body/fixtures/1', '/body/fixtures/2', '/body/fixtures/3']);
     expect((await svc.request('POST', '/api/v1/rules/test', { body: { rule_id: RULE_ID, target: 'local', fixtures: [{ name: 'obj' }] } })).status).toBe(400);

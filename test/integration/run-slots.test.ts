@@ -44,7 +44,10 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
 
   it('admits no more than the limit however long each admission takes (the tenant row is locked)', async () => {
     await createTenant(svc, 'slots-slow', 'free');
-    const [local] = await svc.database.db.select().from(targets).where(and(eq(targets.tenantId, 'slots-slow'), eq(targets.name, 'local')));
+    const [local] = await svc.database.db
+      .select()
+      .from(targets)
+      .where(and(eq(targets.tenantId, 'slots-slow'), eq(targets.name, 'local')));
     const auth = { tokenId: crypto.randomUUID(), tenantId: 'slots-slow', tier: 'free' as const, permissions: new Set<never>(), environments: null };
     // Each admission dawdles between counting and inserting, so without the lock all ten would count 0.
     const outcomes = await Promise.allSettled(
@@ -52,7 +55,20 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
         admitRun(svc.database.db, svc.client, auth, async (tx) => {
           await tx.execute(sql`select pg_sleep(0.05)`);
           const id = crypto.randomUUID();
-          await tx.insert(shadowRuns).values({ id, tenantId: 'slots-slow', ruleId: RULE_ID, version: null, ruleContent: ruleText, targetId: local!.id, duration: 'PT1M', interval: 'PT1M', status: 'running', workflowId: `shadow/slots-slow/${id}` });
+          await tx
+            .insert(shadowRuns)
+            .values({
+              id,
+              tenantId: 'slots-slow',
+              ruleId: RULE_ID,
+              version: null,
+              ruleContent: ruleText,
+              targetId: local!.id,
+              duration: 'PT1M',
+              interval: 'PT1M',
+              status: 'running',
+              workflowId: `shadow/slots-slow/${id}`,
+            });
         }),
       ),
     );
@@ -104,7 +120,10 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
     const replay = await svc.request('POST', '/api/v1/rules/replay', { token, body: { rule: ruleText, target: 'local', lookback: 'P1D' } });
     expect(replay.status).toBe(202);
     await svc.request('GET', `/api/v1/replays/${replay.body.id}?wait=30`, { token });
-    const [local] = await svc.database.db.select().from(targets).where(and(eq(targets.tenantId, 'slots-read'), eq(targets.name, 'local')));
+    const [local] = await svc.database.db
+      .select()
+      .from(targets)
+      .where(and(eq(targets.tenantId, 'slots-read'), eq(targets.name, 'local')));
     const stuckId = crypto.randomUUID();
     const workflowId = `replay/slots-read/${RULE_ID}/local/${stuckId}`;
     await svc.database.db.insert(replays).values({
@@ -132,7 +151,10 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
     const token = await createTenant(svc, 'slots-young', 'free');
     const live = await shadow(token);
     expect(live.status).toBe(202);
-    const [local] = await svc.database.db.select().from(targets).where(and(eq(targets.tenantId, 'slots-young'), eq(targets.name, 'local')));
+    const [local] = await svc.database.db
+      .select()
+      .from(targets)
+      .where(and(eq(targets.tenantId, 'slots-young'), eq(targets.name, 'local')));
     const youngId = crypto.randomUUID();
     await svc.database.db.insert(shadowRuns).values({
       id: youngId,

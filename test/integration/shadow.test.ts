@@ -24,7 +24,10 @@ describe('shadow evaluation (POST /rules/shadow, GET /shadows/{id})', () => {
   afterAll(() => svc.close());
 
   const ingest = async (lines: string[]) => {
-    const res = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const res = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
+      body: lines.join('\n'),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(res.body.accepted).toBe(lines.length);
   };
   const start = (body: Record<string, unknown>, headers: Record<string, string> = {}, token?: string) =>

@@ -74,7 +74,9 @@ describe('webhook notifications', () => {
     expect(put.body.events).toContain('deployment.succeeded');
     expect(put.text).not.toContain(SECRET);
     // Updating without a secret keeps the one set before.
-    const again = await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['deployment.succeeded', 'deployment.failed'] } });
+    const again = await svc.request('PUT', '/api/v1/settings/webhook', {
+      body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['deployment.succeeded', 'deployment.failed'] },
+    });
     expect(again.body.events).toEqual(['deployment.succeeded', 'deployment.failed']);
   });
 

@@ -89,7 +89,10 @@ async function startFlakyReceiver(): Promise<{ port: number; close(): Promise<vo
 async function record(svc: TestService): Promise<Map<string, Recorded>> {
   const runs = new Map<string, Recorded>();
   const ingest = async (lines: string[]) => {
-    const res = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const res = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
+      body: lines.join('\n'),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expectStatus(res, 200, 'ingest');
   };
 
@@ -97,12 +100,20 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
   // the Notify children of every run below deliver after a retry.
   const receiver = await startFlakyReceiver();
   try {
-    expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, secret: 'a-webhook-secret-of-some-length' } }), 200, 'webhook settings');
+    expectStatus(
+      await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, secret: 'a-webhook-secret-of-some-length' } }),
+      200,
+      'webhook settings',
+    );
     // Scheduled detection every second, so the DetectionRun paths below come within seconds.
     await detectEverySecond(svc);
     const requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
     const reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
-    for (const [id, image] of [[DEPLOY_RULE, 'deployed.exe'], [DETECT_RULE, 'detected.exe'], [BUDGET_RULE, 'noisy.exe']] as const) {
+    for (const [id, image] of [
+      [DEPLOY_RULE, 'deployed.exe'],
+      [DETECT_RULE, 'detected.exe'],
+      [BUDGET_RULE, 'noisy.exe'],
+    ] as const) {
       expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: rule(id, image) } }), 201, `rule ${image}`);
     }
     // Past matches, so the impact summaries and the replay below have something to count.
@@ -114,7 +125,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const finished = async (workflowId: string) => svc.client.workflow.getHandle(workflowId).result();
     const approvalIdOf = (d: any) => String(d.links.approval).split('/').at(-1)!;
     const decide = async (approvalId: string, decision: string) =>
-      expectStatus(await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: reviewer, body: { decision, comment: `recorded ${decision}` } }), 200, decision);
+      expectStatus(
+        await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: reviewer, body: { decision, comment: `recorded ${decision}` } }),
+        200,
+        decision,
+      );
     // Decided after the impact is recorded, so the decision lands while the run waits for it.
     const impactRecorded = (approvalId: string) =>
       until('the impact summary', async () => ((await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body?.impact ? true : undefined));
@@ -144,7 +159,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     // A rule that cannot run on the target (an unresolved placeholder): no impact, the change is abandoned.
     const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "User|expand: '%admins%'");
     expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: unrunnable } }), 201, 'unrunnable rule');
-    const abandoned = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: UNRUNNABLE_RULE, target: 'local', approval_required: true } }), 202, 'deploy unrunnable').body;
+    const abandoned = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: UNRUNNABLE_RULE, target: 'local', approval_required: true } }),
+      202,
+      'deploy unrunnable',
+    ).body;
     await expectResult(finished(abandoned.workflow_id), { status: 'failed' }, 'deploy abandoned');
     runs.set('deploy-with-approval-impact-failed', { workflowId: abandoned.workflow_id, runId: undefined });
 
@@ -162,7 +181,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const deployRevision = async (ruleId: string, revision: number) => {
       const pushed = await svc.request('POST', '/api/v1/rules', { body: { rule: rule(ruleId, 'rolled.exe', revision) } });
       if (pushed.body?.version !== revision) throw new Error(`pushing revision ${revision} should make version ${revision}: ${pushed.status} ${pushed.text}`);
-      const d = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision } }), 202, 'deploy').body;
+      const d = expectStatus(
+        await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision } }),
+        202,
+        'deploy',
+      ).body;
       await expectResult(finished(d.workflow_id), { status: 'active' }, `deploy ${ruleId} revision ${revision}`);
     };
     await deployRevision(ROLLBACK_RULE, 1);
@@ -172,7 +195,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
       ['restored', ROLLBACK_RULE, { status: 'completed', restored_version: 1, removed: false }],
       ['removed', REMOVE_RULE, { status: 'completed', restored_version: null, removed: true }],
     ] as const) {
-      const r = expectStatus(await svc.request('POST', '/api/v1/rules/rollback', { body: { rule_id: ruleId, target: 'local', reason: `recorded ${path}` } }), 202, `rollback ${path}`).body;
+      const r = expectStatus(
+        await svc.request('POST', '/api/v1/rules/rollback', { body: { rule_id: ruleId, target: 'local', reason: `recorded ${path}` } }),
+        202,
+        `rollback ${path}`,
+      ).body;
       await expectResult(finished(r.workflow_id), expected, `rollback ${path}`);
       runs.set(`rollback-${path}`, { workflowId: r.workflow_id, runId: undefined });
     }
@@ -184,14 +211,20 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     runs.set('notify-delivered-after-retry', { workflowId: test.workflow_id, runId: undefined });
 
     // DetectionRun (started by the deployment's schedule) -----------------------------------------
-    const detectionDeploy = expectStatus(await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: DETECT_RULE, target: 'local', approval_required: false } }), 202, 'deploy').body;
+    const detectionDeploy = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: DETECT_RULE, target: 'local', approval_required: false } }),
+      202,
+      'deploy',
+    ).body;
     await expectResult(finished(detectionDeploy.workflow_id), { status: 'active' }, 'detection deploy');
     runs.set('detection-run-nothing-new', await detectionRun(svc, DETECT_RULE, (o) => o.skipped === null && o.scanned === 0 && o.raised === 0));
     await ingest([event('detected.exe'), event('other.exe'), event('detected.exe')]);
     runs.set('detection-run-alerts', await detectionRun(svc, DETECT_RULE, (o) => o.raised > 0 && !o.budgetExceededNow));
 
     const budgetDeploy = expectStatus(
-      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: BUDGET_RULE, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 2 } } }),
+      await svc.request('POST', '/api/v1/rules/deploy', {
+        body: { rule_id: BUDGET_RULE, target: 'local', approval_required: false, noise_budget: { max_alerts_per_day: 2 } },
+      }),
       202,
       'deploy with a budget',
     ).body;
@@ -204,7 +237,9 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const deployWithBudget = async (ruleId: string, image: string, revision: number, noiseBudget?: Record<string, unknown>) => {
       expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: rule(ruleId, image, revision) } }), 201, `rule ${image} revision ${revision}`);
       const d = expectStatus(
-        await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision, ...(noiseBudget ? { noise_budget: noiseBudget } : {}) } }),
+        await svc.request('POST', '/api/v1/rules/deploy', {
+          body: { rule_id: ruleId, target: 'local', approval_required: false, version: revision, ...(noiseBudget ? { noise_budget: noiseBudget } : {}) },
+        }),
         202,
         'deploy',
       ).body;
@@ -249,7 +284,11 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     if (last.runId === shadow.run_id) throw new Error('the shadow should have continued as new');
     runs.set('shadow-evaluation-continued-as-new', { workflowId: shadow.workflow_id, runId: shadow.run_id });
     runs.set('shadow-evaluation-stopped-early', { workflowId: shadow.workflow_id, runId: last.runId });
-    const short = expectStatus(await svc.request('POST', '/api/v1/rules/shadow', { body: { target: 'local', rule_id: DETECT_RULE, duration: 'PT2S', interval: 'PT1S' } }), 202, 'shadow').body;
+    const short = expectStatus(
+      await svc.request('POST', '/api/v1/rules/shadow', { body: { target: 'local', rule_id: DETECT_RULE, duration: 'PT2S', interval: 'PT1S' } }),
+      202,
+      'shadow',
+    ).body;
     const completed = (await svc.request('GET', `/api/v1/shadows/${short.id}?wait=30`)).body;
     if (completed.status !== 'completed' || completed.result?.stopped_early !== false) throw new Error(`the shadow should complete on its own: ${JSON.stringify(completed)}`);
     runs.set('shadow-evaluation-completed', { workflowId: short.workflow_id, runId: undefined });

@@ -31,7 +31,11 @@ describe('ingestion', () => {
       line({ ts: '2024-01-01T10:00:00Z', id: 'e1', Image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe', EventID: 1 }),
       line({ ts: '2024-01-01T11:00:00Z', id: 'e2', Image: 'C:\\Windows\\notepad.exe', EventID: 1 }),
     ].join('\n');
-    const r = await store.ingest('acme', { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: 'Windows', category: 'process_creation' } });
+    const r = await store.ingest(
+      'acme',
+      { kind: 'ndjson', input: text },
+      { timestampField: 'ts', eventIdField: 'id', logsource: { product: 'Windows', category: 'process_creation' } },
+    );
     expect(r).toMatchObject({ accepted: 2, rejected: 0, errors: [], firstSeq: 1, lastSeq: 2, cursor: 2 });
     const found = await store.search('acme', ps, ALL_2024);
     expect(found.matched).toBe(1);
@@ -100,11 +104,7 @@ describe('ingestion', () => {
   });
 
   it('ingests JSON arrays, numbering elements from 1', async () => {
-    const r = await store.ingest(
-      'acme',
-      { kind: 'json-array', input: JSON.stringify([{ ts: '2024-01-01T00:00:00Z' }, 'x', { ts: 1704067200 }]) },
-      { timestampField: 'ts' },
-    );
+    const r = await store.ingest('acme', { kind: 'json-array', input: JSON.stringify([{ ts: '2024-01-01T00:00:00Z' }, 'x', { ts: 1704067200 }]) }, { timestampField: 'ts' });
     expect(r.accepted).toBe(2);
     expect(r.errors).toEqual([{ line: 2, error: 'expected a JSON object, got string' }]);
     const values = await store.ingest('acme', { kind: 'json-array', input: [{ ts: 1704067200000 }] }, { timestampField: 'ts' });
@@ -144,8 +144,16 @@ describe('ingestion', () => {
 
   it('rejects what DuckDB reads but JSON does not (trailing commas, NaN, Infinity), and keeps such text inside strings', async () => {
     // DuckDB's own check accepts these, so the store must not rely on it alone.
-    const lenient = ['{"ts": "2024-01-01T00:00:00Z", "a": 1 ,\t}', '{"ts": "2024-01-01T00:00:00Z", "a": [1, 2, ]}', '{"ts": "2024-01-01T00:00:00Z", "a": NaN}', '{"ts": "2024-01-01T00:00:00Z", "a":-Infinity}', '{"ts": "2024-01-01T00:00:00Z", "a": [inf]}'];
-    const duckdbAccepts = await store.read(async (con) => (await con.runAndReadAll(`SELECT bool_and(json_valid(x)) FROM unnest($1::VARCHAR[]) AS t(x)`, [listValue(lenient)])).getRows()[0]![0]);
+    const lenient = [
+      '{"ts": "2024-01-01T00:00:00Z", "a": 1 ,\t}',
+      '{"ts": "2024-01-01T00:00:00Z", "a": [1, 2, ]}',
+      '{"ts": "2024-01-01T00:00:00Z", "a": NaN}',
+      '{"ts": "2024-01-01T00:00:00Z", "a":-Infinity}',
+      '{"ts": "2024-01-01T00:00:00Z", "a": [inf]}',
+    ];
+    const duckdbAccepts = await store.read(
+      async (con) => (await con.runAndReadAll(`SELECT bool_and(json_valid(x)) FROM unnest($1::VARCHAR[]) AS t(x)`, [listValue(lenient)])).getRows()[0]![0],
+    );
     expect(duckdbAccepts).toBe(true);
     const lookalike = line({ ts: '2024-01-01T00:00:00Z', CommandLine: 'x, NaN ,} [-inf ,]' });
     const r = await store.ingest('acme', { kind: 'ndjson', input: [...lenient, lookalike].join('\n') }, { timestampField: 'ts' });
@@ -187,13 +195,22 @@ describe('ingestion', () => {
     }
     const first = store.ingest('acme', { kind: 'ndjson', input: slow() }, { timestampField: 'ts' });
     // The second batch is read while the first is still arriving, and is written first.
-    const second = await store.ingest('acme', { kind: 'ndjson', input: [line({ ts: '2024-01-01T00:00:02Z', n: 'fast-1' }), line({ ts: '2024-01-01T00:00:03Z', n: 'fast-2' })].join('\n') }, { timestampField: 'ts' });
+    const second = await store.ingest(
+      'acme',
+      { kind: 'ndjson', input: [line({ ts: '2024-01-01T00:00:02Z', n: 'fast-1' }), line({ ts: '2024-01-01T00:00:03Z', n: 'fast-2' })].join('\n') },
+      { timestampField: 'ts' },
+    );
     release();
     const later = await first;
     expect(second).toMatchObject({ firstSeq: 1, lastSeq: 2, cursor: 2 });
     expect(later).toMatchObject({ firstSeq: 3, lastSeq: 4, cursor: 4 });
     const seen = await store.since('acme', 'true', 0);
-    expect(seen.events.map((e) => [e.seq, e.event.n])).toEqual([[1, 'fast-1'], [2, 'fast-2'], [3, 'slow-1'], [4, 'slow-2']]);
+    expect(seen.events.map((e) => [e.seq, e.event.n])).toEqual([
+      [1, 'fast-1'],
+      [2, 'fast-2'],
+      [3, 'slow-1'],
+      [4, 'slow-2'],
+    ]);
   });
 
   it('caps the listed errors but counts them all', async () => {
@@ -214,8 +231,7 @@ describe('group commit', () => {
   afterEach(() => grouped.close());
 
   const batch = (tag: string, n: number, at = 0) => Array.from({ length: n }, (_, i) => line({ ts: new Date(T0 + (at + i) * 1000).toISOString(), tag, i })).join('\n');
-  const transactions = async () =>
-    grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(DISTINCT ingested_at) FROM ingest_batches`)).getRows()[0]![0]));
+  const transactions = async () => grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(DISTINCT ingested_at) FROM ingest_batches`)).getRows()[0]![0]));
 
   it('commits batches ready together in one transaction, with disjoint cursor ranges each seen once', async () => {
     const tags = ['a', 'b', 'c'];
@@ -274,7 +290,9 @@ describe('group commit', () => {
       grouped.ingest('acme', { kind: 'ndjson', input: batch('a', 2) }, { timestampField: 'ts' }),
       grouped.ingest('acme', { kind: 'json-array', input: '{"not": "an array"}' }, { timestampField: 'ts' }),
     ]);
-    const left = await grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'stage_%'`)).getRows()[0]![0]));
+    const left = await grouped.read(async (con) =>
+      Number((await con.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'stage_%'`)).getRows()[0]![0]),
+    );
     expect(left).toBe(0);
   });
 

@@ -40,7 +40,11 @@ describe('field mapping', () => {
   it('gives every promoted column of ingested events exactly the text the raw JSON fallback gives', async () => {
     const values: unknown[] = ['text', 'Zoë "quoted" \\ back', 1, -2.5, 1e21, 12345678901234567890, true, false, null, { a: [1, 'x'] }, [1, 2], ''];
     // Every promoted field in every event, with a value rotated per field, plus the batch's own keys.
-    const events = values.map((_, i) => ({ ts: '2024-01-01T00:00:00Z', id: `e${i}`, ...Object.fromEntries(PROMOTED_FIELDS.map((f, j) => [f, values[(i + j) % values.length]])) }));
+    const events = values.map((_, i) => ({
+      ts: '2024-01-01T00:00:00Z',
+      id: `e${i}`,
+      ...Object.fromEntries(PROMOTED_FIELDS.map((f, j) => [f, values[(i + j) % values.length]])),
+    }));
     const text = events.map((e) => JSON.stringify(e)).join('\n');
     const r = await store.ingest('t', { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: { field: 'Image' } } });
     expect(r.accepted).toBe(values.length);

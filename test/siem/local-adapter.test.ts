@@ -27,7 +27,11 @@ beforeEach(async () => {
 afterEach(() => store.close());
 
 const ingest = (tenant: string, images: string[], product = 'windows') =>
-  store.ingest(tenant, { kind: 'json-array', input: images.map((Image, i) => ({ ts: T0 + i, Image })) }, { timestampField: 'ts', logsource: { product, category: 'process_creation' } });
+  store.ingest(
+    tenant,
+    { kind: 'json-array', input: images.map((Image, i) => ({ ts: T0 + i, Image })) },
+    { timestampField: 'ts', logsource: { product, category: 'process_creation' } },
+  );
 
 describe('compile and capabilities', () => {
   it('passes the store field mapping to the compiler and reports refusals as issues', () => {
@@ -36,7 +40,10 @@ describe('compile and capabilities', () => {
     expect(adapter.compile({ where: 'true' })).toEqual({ ok: true, query: 'true' });
     expect(adapter.compile({ where: 'UNSUPPORTED' })).toMatchObject({ ok: false, issues: [{ code: 'backend-unsupported' }] });
     const seen: string[] = [];
-    const probe = new LocalSiemAdapter({ store, compiler: (_r: null, f) => ({ ok: true, query: (seen.push(f.fieldExpression('Image'), f.fieldExpression('Other')), 'true') }) });
+    const probe = new LocalSiemAdapter({
+      store,
+      compiler: (_r: null, f) => ({ ok: true, query: (seen.push(f.fieldExpression('Image'), f.fieldExpression('Other')), 'true') }),
+    });
     probe.compile(null);
     expect(seen).toEqual(['"Image"', `json_extract_string(raw, '$."Other"')`]);
   });

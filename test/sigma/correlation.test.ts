@@ -14,8 +14,7 @@ function engine(correlation: string, ...rules: string[]) {
 }
 
 const t = (minutes: number): number => Date.UTC(2026, 0, 1, 0, 0, 0) + minutes * 60_000;
-const feed = (eng: ReturnType<typeof engine>, events: Array<[number, Record<string, unknown>]>): CorrelationAlert[] =>
-  events.flatMap(([m, e]) => eng.process(e, t(m)));
+const feed = (eng: ReturnType<typeof engine>, events: Array<[number, Record<string, unknown>]>): CorrelationAlert[] => events.flatMap(([m, e]) => eng.process(e, t(m)));
 
 describe('correlation: event_count', () => {
   const corr = 'title: Brute force\ncorrelation:\n    type: event_count\n    rules: [failed]\n    group-by: [User]\n    timespan: 10m\n    condition:\n        gte: 3';
@@ -34,13 +33,22 @@ describe('correlation: event_count', () => {
 
   it('slides the window: old events fall out', () => {
     const eng = engine(corr, base('failed', 4625));
-    expect(feed(eng, [[0, { EventID: 4625, User: 'bob' }], [5, { EventID: 4625, User: 'bob' }], [11, { EventID: 4625, User: 'bob' }]])).toHaveLength(0);
+    expect(
+      feed(eng, [
+        [0, { EventID: 4625, User: 'bob' }],
+        [5, { EventID: 4625, User: 'bob' }],
+        [11, { EventID: 4625, User: 'bob' }],
+      ]),
+    ).toHaveLength(0);
     expect(feed(eng, [[12, { EventID: 4625, User: 'bob' }]])).toHaveLength(1);
   });
 
   it('clears the group after an alert', () => {
     const eng = engine(corr, base('failed', 4625));
-    const alerts = feed(eng, Array.from({ length: 7 }, (_, i) => [i, { EventID: 4625, User: 'bob' }] as [number, Record<string, unknown>]));
+    const alerts = feed(
+      eng,
+      Array.from({ length: 7 }, (_, i) => [i, { EventID: 4625, User: 'bob' }] as [number, Record<string, unknown>]),
+    );
     expect(alerts).toHaveLength(2);
   });
 
@@ -72,11 +80,22 @@ describe('correlation: temporal', () => {
   const corr = 'title: Recon\ncorrelation:\n    type: temporal\n    rules: [a, b]\n    group-by: [Host]\n    timespan: 5m';
   it('fires when every rule matched in the window, in any order', () => {
     const eng = engine(corr, base('a', 1), base('b', 2));
-    expect(feed(eng, [[0, { EventID: 2, Host: 'h' }], [3, { EventID: 1, Host: 'h' }]])).toHaveLength(1);
+    expect(
+      feed(eng, [
+        [0, { EventID: 2, Host: 'h' }],
+        [3, { EventID: 1, Host: 'h' }],
+      ]),
+    ).toHaveLength(1);
   });
   it('does not fire across groups or outside the window', () => {
     const eng = engine(corr, base('a', 1), base('b', 2));
-    expect(feed(eng, [[0, { EventID: 2, Host: 'h' }], [1, { EventID: 1, Host: 'x' }], [7, { EventID: 1, Host: 'h' }]])).toHaveLength(0);
+    expect(
+      feed(eng, [
+        [0, { EventID: 2, Host: 'h' }],
+        [1, { EventID: 1, Host: 'x' }],
+        [7, { EventID: 1, Host: 'h' }],
+      ]),
+    ).toHaveLength(0);
   });
   it('supports group-by aliases across rules', () => {
     const eng = engine(
@@ -84,7 +103,10 @@ describe('correlation: temporal', () => {
       base('a', 1),
       base('b', 2),
     );
-    const alerts = feed(eng, [[0, { EventID: 1, SourceIp: '10.0.0.1' }], [1, { EventID: 2, DestinationIp: '10.0.0.1' }]]);
+    const alerts = feed(eng, [
+      [0, { EventID: 1, SourceIp: '10.0.0.1' }],
+      [1, { EventID: 2, DestinationIp: '10.0.0.1' }],
+    ]);
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.group).toEqual({ ip: '10.0.0.1' });
   });
@@ -103,7 +125,12 @@ describe('correlation: temporal_ordered', () => {
   const corr = 'title: Ordered\ncorrelation:\n    type: temporal_ordered\n    rules: [a, b]\n    group-by: [Host]\n    timespan: 5m';
   it('fires only when the rules match in the listed order', () => {
     const eng = engine(corr, base('a', 1), base('b', 2));
-    expect(feed(eng, [[0, { EventID: 2, Host: 'h' }], [1, { EventID: 1, Host: 'h' }]])).toHaveLength(0);
+    expect(
+      feed(eng, [
+        [0, { EventID: 2, Host: 'h' }],
+        [1, { EventID: 1, Host: 'h' }],
+      ]),
+    ).toHaveLength(0);
     expect(feed(eng, [[2, { EventID: 2, Host: 'h' }]])).toHaveLength(1);
   });
 });
@@ -114,7 +141,10 @@ describe('correlation: value_sum / value_avg', () => {
       'title: Exfil\ncorrelation:\n    type: value_sum\n    rules: [up]\n    group-by: [User]\n    timespan: 1h\n    condition:\n        field: Bytes\n        gt: 1000',
       base('up', 5),
     );
-    const alerts = feed(eng, [[0, { EventID: 5, User: 'u', Bytes: 600 }], [1, { EventID: 5, User: 'u', Bytes: '600' }]]);
+    const alerts = feed(eng, [
+      [0, { EventID: 5, User: 'u', Bytes: 600 }],
+      [1, { EventID: 5, User: 'u', Bytes: '600' }],
+    ]);
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.value).toBe(1200);
   });

@@ -20,7 +20,12 @@ describe('ruleTextDiff', () => {
     expect(diff.filter((l) => l.startsWith('-    ')).length).toBe(15_000);
     expect(diff.filter((l) => l.startsWith('+    ')).length).toBe(15_000);
     // The fallback has the format of a computed diff: where the computed one replaces everything too, they agree.
-    for (const [a, b] of [['a\nb', 'c'], ['a\nb\n', 'c\n'], ['', 'c\n'], ['a\n', '']]) {
+    for (const [a, b] of [
+      ['a\nb', 'c'],
+      ['a\nb\n', 'c\n'],
+      ['', 'c\n'],
+      ['a\n', ''],
+    ]) {
       expect(wholeReplacement('r@v1', 'r@v2', a!, b!)).toBe(createTwoFilesPatch('r@v1', 'r@v2', a!, b!, undefined, undefined, { context: 3 }));
     }
   });

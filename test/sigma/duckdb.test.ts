@@ -75,7 +75,7 @@ describe('DuckDB SQL agrees with the local evaluator', () => {
     ['nested field', "    s:\n        nested.path|endswith: '.dll'\n    condition: s"],
     ['flat dotted key', "    s:\n        dot.key: 'flat'\n    condition: s"],
     ['windash', "    s:\n        CommandLine|windash|contains: ' -enc '\n    condition: s"],
-    ['1 of / all of', "    s_a:\n        EventID: 1\n    s_b:\n        User: bob\n    condition: 1 of s_* and not all of s_*"],
+    ['1 of / all of', '    s_a:\n        EventID: 1\n    s_b:\n        User: bob\n    condition: 1 of s_* and not all of s_*'],
     ['boolean', '    s:\n        Flag: true\n    condition: s'],
   ];
   let table: string;

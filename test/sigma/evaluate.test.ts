@@ -23,7 +23,7 @@ describe('evaluator: field matching', () => {
   });
 
   it('ORs value lists and ANDs map entries', () => {
-    const m = matcher("    sel:\n        A: [x, y]\n        B: z\n    condition: sel");
+    const m = matcher('    sel:\n        A: [x, y]\n        B: z\n    condition: sel');
     expect(m({ A: 'Y', B: 'z' })).toBe(true);
     expect(m({ A: 'x', B: 'q' })).toBe(false);
   });
@@ -79,7 +79,7 @@ describe('evaluator: field matching', () => {
   });
 
   it('a missing field fails a positive test and satisfies its negation', () => {
-    const m = matcher("    sel:\n        A: x\n    filter:\n        B: y\n    condition: sel and not filter");
+    const m = matcher('    sel:\n        A: x\n    filter:\n        B: y\n    condition: sel and not filter');
     expect(m({ A: 'x' })).toBe(true);
     expect(m({ A: 'x', B: 'y' })).toBe(false);
   });
@@ -108,16 +108,7 @@ describe('evaluator: keywords', () => {
 });
 
 describe('evaluator: conditions', () => {
-  const det = [
-    '    sel_a:',
-    '        A: 1',
-    '    sel_b:',
-    '        B: 1',
-    '    filter_x:',
-    '        X: 1',
-    '    _hidden:',
-    '        H: 1',
-  ].join('\n');
+  const det = ['    sel_a:', '        A: 1', '    sel_b:', '        B: 1', '    filter_x:', '        X: 1', '    _hidden:', '        H: 1'].join('\n');
   const m = (cond: string) => matcher(`${det}\n    condition: ${cond}`);
 
   it('1 of / all of patterns', () => {

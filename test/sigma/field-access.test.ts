@@ -6,8 +6,7 @@ import { matcher } from './support/rules';
 // Events are data: a field is only what the event itself holds, never a member Object.prototype
 // lends every object (`constructor`, `toString`, `__proto__`, `hasOwnProperty`, ...).
 
-const one = (field: string, value: string): ((event: Record<string, unknown>) => boolean) =>
-  matcher(`    sel:\n        ${field}: ${value}\n    condition: sel`);
+const one = (field: string, value: string): ((event: Record<string, unknown>) => boolean) => matcher(`    sel:\n        ${field}: ${value}\n    condition: sel`);
 
 describe('event fields are own properties only', () => {
   it('an inherited member is not a field: constructor|exists: true does not match {}', () => {
@@ -25,7 +24,7 @@ describe('event fields are own properties only', () => {
   });
 
   it('a negated test on such a field sees it missing', () => {
-    const m = matcher("    sel:\n        Image: x\n    filter:\n        constructor|exists: true\n    condition: sel and not filter");
+    const m = matcher('    sel:\n        Image: x\n    filter:\n        constructor|exists: true\n    condition: sel and not filter');
     expect(m({ Image: 'x' })).toBe(true);
   });
 

@@ -41,9 +41,17 @@ describe('hostile input is reported, never thrown', () => {
   it('refuses a group repeated a fixed number of times around an unbounded quantifier, as it does an unbounded repeat', () => {
     const lint = (pattern: string) => lintText(`${HEAD}detection:\n  sel:\n    CommandLine|re: '${pattern}'\n  condition: sel\n`);
     const errors = (patterns: string[]) => patterns.map((p) => [p, lint(p).findings.filter((f) => f.code === 'regex_catastrophic_backtracking').length]);
-    expect(errors(['(a+){10}$', '(a+){3,}$', '(?:\\w+\\s*){5,8}x'])).toEqual([['(a+){10}$', 1], ['(a+){3,}$', 1], ['(?:\\w+\\s*){5,8}x', 1]]);
+    expect(errors(['(a+){10}$', '(a+){3,}$', '(?:\\w+\\s*){5,8}x'])).toEqual([
+      ['(a+){10}$', 1],
+      ['(a+){3,}$', 1],
+      ['(?:\\w+\\s*){5,8}x', 1],
+    ]);
     // Small or separated repeats stay allowed.
-    expect(errors(['(a+){2}$', '(\\d+\\.){3}\\d+', '(ab){10}'])).toEqual([['(a+){2}$', 0], ['(\\d+\\.){3}\\d+', 0], ['(ab){10}', 0]]);
+    expect(errors(['(a+){2}$', '(\\d+\\.){3}\\d+', '(ab){10}'])).toEqual([
+      ['(a+){2}$', 0],
+      ['(\\d+\\.){3}\\d+', 0],
+      ['(ab){10}', 0],
+    ]);
   });
   it('reads YAML aliases as the anchored value, as YAML loaders do, and refuses an alias bomb', () => {
     const rule = parseRule(`${HEAD}detection:\n  sel:\n    Image|endswith: &img '\\evil.exe'\n    ParentImage|endswith: *img\n  condition: sel\n`);

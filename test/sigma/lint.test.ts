@@ -5,7 +5,10 @@ import { ruleText } from './support/rules';
 
 const codes = (text: string, source?: string): string[] => lintText(text, source !== undefined ? { source } : {}).findings.map((f) => f.code);
 const full = (detection: string, extra = '') =>
-  ruleText(detection, `author: Test\ndate: 2024-01-01\ndescription: A description long enough for the linter\ntags:\n    - attack.execution\n    - attack.t1059.001\n${extra}`);
+  ruleText(
+    detection,
+    `author: Test\ndate: 2024-01-01\ndescription: A description long enough for the linter\ntags:\n    - attack.execution\n    - attack.t1059.001\n${extra}`,
+  );
 
 describe('lint: clean rule', () => {
   it('reports nothing for a well-formed rule', () => {
@@ -62,7 +65,9 @@ describe('lint: validators', () => {
     expect(det("    sel:\n        a: ['x', 'X']\n    condition: sel")).toContain('sigmahq_field_duplicate_value');
   });
   it('metadata: missing fields, date order, misspelled attributes', () => {
-    const bare = ruleText('    sel:\n        a: 1\n    condition: sel').replace(/^id: .*\n/m, '').replace('status: test\n', '');
+    const bare = ruleText('    sel:\n        a: 1\n    condition: sel')
+      .replace(/^id: .*\n/m, '')
+      .replace('status: test\n', '');
     expect(codes(bare)).toEqual(expect.arrayContaining(['identifier_existence', 'sigmahq_status_existence', 'sigmahq_author_existence', 'sigmahq_date_existence']));
     expect(codes(full('    sel:\n        a: 1\n    condition: sel', 'modified: 2023-01-01\n'))).toContain('sigmahq_modified_date_order');
     expect(codes(full('    sel:\n        a: 1\n    condition: sel', 'realted: x\n'))).toContain('custom_attributes');
@@ -75,12 +80,20 @@ describe('lint: validators', () => {
     expect(det("    sel:\n        Hashes|contains: 'ABCDEF'\n    condition: sel")).toContain('sigmahq_invalid_hash_kv');
   });
   it('reference links: branch links and ATT&CK links', () => {
-    const text = full('    sel:\n        a: 1\n    condition: sel', 'references:\n    - https://github.com/a/b/blob/main/x.ps1\n    - https://attack.mitre.org/techniques/T1059/\n');
+    const text = full(
+      '    sel:\n        a: 1\n    condition: sel',
+      'references:\n    - https://github.com/a/b/blob/main/x.ps1\n    - https://attack.mitre.org/techniques/T1059/\n',
+    );
     expect(codes(text)).toEqual(expect.arrayContaining(['sigmahq_github_link', 'sigmahq_mitre_link']));
   });
   it('logsource: unknown keys and specific-instead-of-generic', () => {
-    expect(codes(full('    sel:\n        a: 1\n    condition: sel').replace('    product: windows', '    product: windows\n    colour: red'))).toContain('fieldname_logsource');
-    const sysmon = full('    sel:\n        EventID: 1\n    condition: sel').replace('    category: process_creation\n    product: windows', '    product: windows\n    service: sysmon');
+    expect(codes(full('    sel:\n        a: 1\n    condition: sel').replace('    product: windows', '    product: windows\n    colour: red'))).toContain(
+      'fieldname_logsource',
+    );
+    const sysmon = full('    sel:\n        EventID: 1\n    condition: sel').replace(
+      '    category: process_creation\n    product: windows',
+      '    product: windows\n    service: sysmon',
+    );
     expect(codes(sysmon)).toContain('specific_instead_of_generic_logsource');
   });
   it('filename checks use the source name', () => {
@@ -92,7 +105,12 @@ describe('lint: validators', () => {
 
 describe('lint: tags (offline ATT&CK data)', () => {
   const tagged = (...tags: string[]) =>
-    codes(ruleText('    sel:\n        a: 1\n    condition: sel', `author: A\ndate: 2024-01-01\ndescription: Long enough description\ntags:\n${tags.map((t) => `    - ${t}`).join('\n')}\n`));
+    codes(
+      ruleText(
+        '    sel:\n        a: 1\n    condition: sel',
+        `author: A\ndate: 2024-01-01\ndescription: Long enough description\ntags:\n${tags.map((t) => `    - ${t}`).join('\n')}\n`,
+      ),
+    );
   it('accepts current tactics including attack.stealth and defense-impairment', () => {
     expect(tagged('attack.stealth', 'attack.defense-impairment', 'attack.t1059', 'attack.g0016', 'attack.s0002')).toEqual([]);
   });
@@ -137,8 +155,13 @@ describe('lint: capabilities and correlations', () => {
     expect(r.documents[0]!.capabilities).toMatchObject({ regex: true, cidr: true, keywords: true, not: true, base64: false });
   });
   it('warns on a correlation without group-by and on duplicate ids in one file', () => {
-    const r = lintText('title: C\nid: 9f0c8a52-3c0f-4a0e-9d7e-1b8c2f5a6d01\ncorrelation:\n    type: temporal\n    rules: [a]\n    timespan: 5m\n---\n' + full('    sel:\n        a: 1\n    condition: sel'));
-    expect(r.findings.map((f) => f.code)).toEqual(expect.arrayContaining(['sigmahq_correlation_group_by_existence', 'sigmahq_correlation_rules_minimum', 'identifier_uniqueness']));
+    const r = lintText(
+      'title: C\nid: 9f0c8a52-3c0f-4a0e-9d7e-1b8c2f5a6d01\ncorrelation:\n    type: temporal\n    rules: [a]\n    timespan: 5m\n---\n' +
+        full('    sel:\n        a: 1\n    condition: sel'),
+    );
+    expect(r.findings.map((f) => f.code)).toEqual(
+      expect.arrayContaining(['sigmahq_correlation_group_by_existence', 'sigmahq_correlation_rules_minimum', 'identifier_uniqueness']),
+    );
   });
 });
 

@@ -27,7 +27,7 @@ describe('parseSigma: documents and metadata', () => {
       '    condition:',
       '        gte: 3',
       '---',
-      ruleText("    selection:\n        EventID: 4625\n    condition: selection").replace('title: Test rule', 'title: Failed\nname: failed'),
+      ruleText('    selection:\n        EventID: 4625\n    condition: selection').replace('title: Test rule', 'title: Failed\nname: failed'),
     ].join('\n');
     const c = parseSigma(text);
     expect(c.errors).toEqual([]);
@@ -38,7 +38,7 @@ describe('parseSigma: documents and metadata', () => {
   });
 
   it('rejects duplicate keys with their position', () => {
-    const text = ruleText("    selection:\n        Image: a\n        Image: b\n    condition: selection");
+    const text = ruleText('    selection:\n        Image: a\n        Image: b\n    condition: selection');
     const c = parseSigma(text);
     expect(c.errors[0]).toMatchObject({ code: 'yaml-duplicate-key', line: 10 });
   });
@@ -147,7 +147,10 @@ describe('parseSigma: correlations and filters', () => {
 
   it('accepts value_count with a field', () => {
     expect(corr('    type: value_count\n    rules: a\n    group-by: User\n    timespan: 1d\n    condition:\n        field: Host\n        gt: 2')).toMatchObject({
-      rules: ['a'], groupBy: ['User'], timespanMs: 86_400_000, condition: { op: 'gt', count: 2, field: 'Host' },
+      rules: ['a'],
+      groupBy: ['User'],
+      timespanMs: 86_400_000,
+      condition: { op: 'gt', count: 2, field: 'Host' },
     });
   });
 
@@ -170,12 +173,16 @@ describe('parseSigma: correlations and filters', () => {
   });
 
   it('parses aliases', () => {
-    const c = corr('    type: temporal\n    rules: [a, b]\n    group-by: [ip]\n    timespan: 5m\n    aliases:\n        ip:\n            a: SourceIp\n            b: DestinationIp');
+    const c = corr(
+      '    type: temporal\n    rules: [a, b]\n    group-by: [ip]\n    timespan: 5m\n    aliases:\n        ip:\n            a: SourceIp\n            b: DestinationIp',
+    );
     expect(c.aliases).toEqual({ ip: { a: 'SourceIp', b: 'DestinationIp' } });
   });
 
   it('parses a filter document', () => {
-    const f = parseSigma("title: F\nlogsource:\n    product: windows\nfilter:\n    rules:\n        - rule_a\n    selection:\n        User|startswith: 'adm_'\n    condition: not selection").documents[0] as SigmaFilter;
+    const f = parseSigma(
+      "title: F\nlogsource:\n    product: windows\nfilter:\n    rules:\n        - rule_a\n    selection:\n        User|startswith: 'adm_'\n    condition: not selection",
+    ).documents[0] as SigmaFilter;
     expect(f).toMatchObject({ kind: 'filter', rules: ['rule_a'], errors: [] });
     expect([...f.detection.identifiers.keys()]).toEqual(['selection']);
   });

@@ -29,7 +29,9 @@ describe('pipelines as data', () => {
   });
 
   it('rejects a logsource with no target when the pipeline has no default', () => {
-    const r = parseRule(ruleText('    s:\n        a: 1\n    condition: s').replace('    category: process_creation\n    product: windows', '    product: macos\n    category: process_creation'));
+    const r = parseRule(
+      ruleText('    s:\n        a: 1\n    condition: s').replace('    category: process_creation\n    product: windows', '    product: macos\n    category: process_creation'),
+    );
     expect(() => applyPipeline(r, SENTINEL)).toThrow(/no target for logsource macos\/process_creation/);
   });
 });

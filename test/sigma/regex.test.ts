@@ -7,9 +7,12 @@ describe('regex safety analysis', () => {
     expect(flagged(p)).toBe(true);
   });
 
-  it.each(['a+b+', '^[a-z]+\\.exe$', '(ab|cd)+', '(?:foo|bar)\\d{1,3}', 'a{2,5}', '\\\\(a+)', '[(]+a+', '(a+)?', '(\\d+)(\\w+)', '(\\d+\\.)+\\d+', '(\\w+-)*x', '([a-z]+/)+'])('accepts %s', (p) => {
-    expect(flagged(p)).toBe(false);
-  });
+  it.each(['a+b+', '^[a-z]+\\.exe$', '(ab|cd)+', '(?:foo|bar)\\d{1,3}', 'a{2,5}', '\\\\(a+)', '[(]+a+', '(a+)?', '(\\d+)(\\w+)', '(\\d+\\.)+\\d+', '(\\w+-)*x', '([a-z]+/)+'])(
+    'accepts %s',
+    (p) => {
+      expect(flagged(p)).toBe(false);
+    },
+  );
 
   it('reports lookarounds and backreferences (not portable to RE2)', () => {
     expect(analyseRegex('a(?=b)').map((i) => i.code)).toContain('lookaround');

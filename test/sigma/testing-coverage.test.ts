@@ -117,14 +117,14 @@ describe('coverage: per-value matching uses the engine semantics', () => {
   });
 
   it('lists a fixture once per item even when several of its events reach it', () => {
-    const r = rule("    sel:\n        A: 1\n    condition: sel");
+    const r = rule('    sel:\n        A: 1\n    condition: sel');
     const c = analyseCoverage(r, [fx('twice', 'match', { A: 1 }, { A: 1 })]);
     expect(c.selections.items[0]!.by).toEqual(['twice']);
     expect(c.branches.items[0]!.true_by).toEqual(['twice']);
   });
 
   it('numbers the branches of each condition of a condition list', () => {
-    const r = rule("    a:\n        A: 1\n    b:\n        B: 1\n    condition:\n        - a\n        - not b");
+    const r = rule('    a:\n        A: 1\n    b:\n        B: 1\n    condition:\n        - a\n        - not b');
     const c = analyseCoverage(r, [fx('a', 'match', { A: 1 })]);
     // condition[0] (a), condition[1] (not b) and its operand b: 3 points, 6 outcomes.
     expect(byPath(c.branches.items)).toEqual({
@@ -139,7 +139,11 @@ describe('coverage: per-value matching uses the engine semantics', () => {
 describe('coverage of a correlation: its base rules, event by event', () => {
   const base = (name: string, eventId: number): string =>
     `title: ${name}\nname: ${name}\nlogsource:\n    product: windows\n    service: security\ndetection:\n    sel:\n        EventID: ${eventId}\n    condition: sel`;
-  const text = ['title: Fail then success\ncorrelation:\n    type: temporal_ordered\n    rules: [failed, success]\n    group-by: [User]\n    timespan: 5m', base('failed', 4625), base('success', 4624)].join('\n---\n');
+  const text = [
+    'title: Fail then success\ncorrelation:\n    type: temporal_ordered\n    rules: [failed, success]\n    group-by: [User]\n    timespan: 5m',
+    base('failed', 4625),
+    base('success', 4624),
+  ].join('\n---\n');
   const documents = parseSigma(text).documents;
   const correlation = documents[0]!;
   if (correlation.kind !== 'correlation') throw new Error('the first document is the correlation');

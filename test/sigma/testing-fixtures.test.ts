@@ -11,10 +11,7 @@ function errorsOf(strings: unknown[], options?: Parameters<typeof parseFixtures>
 
 describe('parseFixtures: valid documents', () => {
   it('turns a single event into a one-event list and keeps fixture order', () => {
-    const result = parseFixtures([
-      doc({ name: 'hit', expect: 'match', event: { Image: 'C:\\x.exe' } }),
-      doc({ name: 'miss', expect: 'no_match', event: {} }),
-    ]);
+    const result = parseFixtures([doc({ name: 'hit', expect: 'match', event: { Image: 'C:\\x.exe' } }), doc({ name: 'miss', expect: 'no_match', event: {} })]);
     expect(result).toEqual({
       fixtures: [
         { name: 'hit', expect: 'match', events: [{ Image: 'C:\\x.exe' }], correlation: false },

@@ -55,15 +55,16 @@ describe('analyseQuality: selections and fixtures that reach none', () => {
 
   it('flags a negative fixture whose event satisfies no selection, and says why it proves little', () => {
     const findings = quality(target, [hit, filtered, fx('notepad', 'no_match', { Image: 'C:\\notepad.exe' })]);
-    expect(findings).toEqual([
-      { code: 'fixture_reaches_no_selection', severity: 'warning', fixture: 'notepad', message: expect.stringContaining('near miss') },
-    ]);
+    expect(findings).toEqual([{ code: 'fixture_reaches_no_selection', severity: 'warning', fixture: 'notepad', message: expect.stringContaining('near miss') }]);
   });
 
   it('flags a positive fixture that reaches no selection: it cannot match', () => {
     // A misspelt field name: the event looks right to a reader but the rule never sees Image.
     const findings = quality(target, [hit, filtered, fx('typo', 'match', { Imagee: 'C:\\tool.exe', CommandLine: 'tool -run x' })]);
-    expect(findings.find((f) => f.code === 'fixture_reaches_no_selection')).toMatchObject({ fixture: 'typo', message: "fixture 'typo' satisfies no selection, so it cannot match" });
+    expect(findings.find((f) => f.code === 'fixture_reaches_no_selection')).toMatchObject({
+      fixture: 'typo',
+      message: "fixture 'typo' satisfies no selection, so it cannot match",
+    });
   });
 
   it('does not flag a fixture when any one of its events reaches a selection', () => {
@@ -76,11 +77,13 @@ describe('analyseQuality: fixture fields the rule never reads', () => {
   it('lists unread fields per fixture, sorted', () => {
     const noisy = fx('noisy', 'match', { Image: 'C:\\tool.exe', CommandLine: 'tool -run x', ProcessId: 4, Hostname: 'h' });
     const findings = quality(target, [noisy, filtered]);
-    expect(findings).toEqual([{ code: 'fixture_fields_unused', severity: 'info', fixture: 'noisy', fields: ['Hostname', 'ProcessId'], message: expect.stringContaining('Hostname, ProcessId') }]);
+    expect(findings).toEqual([
+      { code: 'fixture_fields_unused', severity: 'info', fixture: 'noisy', fields: ['Hostname', 'ProcessId'], message: expect.stringContaining('Hostname, ProcessId') },
+    ]);
   });
 
   it('walks nested objects: a dotted rule field reads its leaf, a rule field reads what lies under it', () => {
-    const r = rule("    sel:\n        process.name: tool.exe\n        parent: x\n    condition: sel");
+    const r = rule('    sel:\n        process.name: tool.exe\n        parent: x\n    condition: sel');
     const f = fx('nested', 'match', { process: { name: 'tool.exe', pid: 4 }, parent: { name: 'x' } });
     const findings = analyseQuality(r, [f], analyseCoverage(r, [f]), []);
     // process.pid is unread; parent.name lies under the read field `parent`.
@@ -108,7 +111,13 @@ describe('analyseQuality: near-duplicate fixtures', () => {
 
   it('pairs identical fixtures with the same expectation as info', () => {
     expect(dupes([hit, filtered, { ...hit, name: 'hit-again' }])).toEqual([
-      { code: 'near_duplicate_fixtures', severity: 'info', fixture: 'hit-again', other_fixture: 'hit', message: "fixture 'hit-again' has the same events as 'hit'; it tests nothing new" },
+      {
+        code: 'near_duplicate_fixtures',
+        severity: 'info',
+        fixture: 'hit-again',
+        other_fixture: 'hit',
+        message: "fixture 'hit-again' has the same events as 'hit'; it tests nothing new",
+      },
     ]);
   });
 
@@ -152,7 +161,9 @@ describe('analyseQuality: lint findings fixtures cannot catch', () => {
   it('passes through tag and style findings but not those a test would expose', () => {
     // `attack.t99999` is not an ATT&CK technique (tags); `dangling` is never used by the condition,
     // which a negative test for it would expose, so that finding is not passed through.
-    const { rule: r, findings } = lintOf(ruleText("    sel:\n        Image|endswith: '\\tool.exe'\n    dangling:\n        User: x\n    condition: sel", 'tags:\n    - attack.t99999'));
+    const { rule: r, findings } = lintOf(
+      ruleText("    sel:\n        Image|endswith: '\\tool.exe'\n    dangling:\n        User: x\n    condition: sel", 'tags:\n    - attack.t99999'),
+    );
     // The test rule also lacks date, author and description (metadata).
     expect(findings.map((f) => f.code)).toContain('dangling_detection');
     const passed = analyseQuality(r, [], analyseCoverage(r, []), findings).filter((f) => f.code === 'untestable_lint_findings');
@@ -168,7 +179,7 @@ describe('analyseQuality: lint findings fixtures cannot catch', () => {
 
   it('passes through codes the metadata, tag and performance validators report even when not listed', () => {
     // Every validator of those three groups runs on the document, so whatever code they emit counts.
-    const r = rule("    sel:\n        A: 1\n    condition: sel");
+    const r = rule('    sel:\n        A: 1\n    condition: sel');
     const categoryOf = untestableCategoriesFor({ ...r, tags: ['cve.nope'] });
     expect(categoryOf('cvetag')).toBe('tags');
     expect(categoryOf('made_up_code')).toBeUndefined();
@@ -176,7 +187,12 @@ describe('analyseQuality: lint findings fixtures cannot catch', () => {
 
   it('classifies by code: naming and style findings are untestable, behavioural ones are not', () => {
     expect(['sigmahq_field_user', 'wildcards_instead_of_modifiers', 'identifier_uniqueness'].map(untestableCategory)).toEqual(['logsource', 'style', 'metadata']);
-    expect(['control_character', 'invalid_modifier_combinations', 'dangling_detection', 'yaml-syntax'].map(untestableCategory)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(['control_character', 'invalid_modifier_combinations', 'dangling_detection', 'yaml-syntax'].map(untestableCategory)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('keeps the lint severity: info stays info, warnings and errors become warnings', () => {
@@ -187,8 +203,20 @@ describe('analyseQuality: lint findings fixtures cannot catch', () => {
     ];
     const passed = quality(target, [hit, filtered], lint);
     expect(passed).toEqual([
-      { code: 'untestable_lint_findings', severity: 'info', lint_code: 'perf_leading_wildcard', line: 9, message: 'perf_leading_wildcard (performance, line 9): leading wildcard; no fixture can catch this' },
-      { code: 'untestable_lint_findings', severity: 'warning', lint_code: 'regex_catastrophic_backtracking', line: 10, message: expect.stringContaining('(performance, line 10)') },
+      {
+        code: 'untestable_lint_findings',
+        severity: 'info',
+        lint_code: 'perf_leading_wildcard',
+        line: 9,
+        message: 'perf_leading_wildcard (performance, line 9): leading wildcard; no fixture can catch this',
+      },
+      {
+        code: 'untestable_lint_findings',
+        severity: 'warning',
+        lint_code: 'regex_catastrophic_backtracking',
+        line: 10,
+        message: expect.stringContaining('(performance, line 10)'),
+      },
     ]);
   });
 
@@ -209,16 +237,27 @@ describe('analyseQuality: correlation targets', () => {
   const base = (name: string, eventId: number): string =>
     `title: ${name}\nname: ${name}\nlogsource:\n    product: windows\n    service: security\ndetection:\n    sel:\n        EventID: ${eventId}\n    condition: sel`;
   const documents = parseSigma(
-    ['title: Burst\ncorrelation:\n    type: event_count\n    rules: [failed, locked]\n    group-by: [TargetUserName]\n    timespan: 5m\n    condition:\n        gte: 2', base('failed', 4625), base('locked', 4740)].join('\n---\n'),
+    [
+      'title: Burst\ncorrelation:\n    type: event_count\n    rules: [failed, locked]\n    group-by: [TargetUserName]\n    timespan: 5m\n    condition:\n        gte: 2',
+      base('failed', 4625),
+      base('locked', 4740),
+    ].join('\n---\n'),
   ).documents;
   const correlation = documents[0]!;
   if (correlation.kind !== 'correlation') throw new Error('the first document is the correlation');
 
   it('treats group-by and time fields as read and names the base rule of an uncovered selection', () => {
-    const burst = fx('burst', 'match', { EventID: 4625, TargetUserName: 'bob', '@timestamp': '2026-01-01T00:00:00Z' }, { EventID: 4625, TargetUserName: 'bob', '@timestamp': '2026-01-01T00:01:00Z' });
+    const burst = fx(
+      'burst',
+      'match',
+      { EventID: 4625, TargetUserName: 'bob', '@timestamp': '2026-01-01T00:00:00Z' },
+      { EventID: 4625, TargetUserName: 'bob', '@timestamp': '2026-01-01T00:01:00Z' },
+    );
     const single = fx('single', 'no_match', { EventID: 4625, TargetUserName: 'bob', '@timestamp': '2026-01-01T00:00:00Z' });
     const findings = analyseQuality(correlation, [burst, single], analyseCoverage(correlation, [burst, single], { documents }), [], { documents });
-    expect(findings).toEqual([{ code: 'uncovered_selection', severity: 'warning', selection: 'sel', rule: 'locked', message: "no fixture event satisfies selection 'sel' of rule 'locked'" }]);
+    expect(findings).toEqual([
+      { code: 'uncovered_selection', severity: 'warning', selection: 'sel', rule: 'locked', message: "no fixture event satisfies selection 'sel' of rule 'locked'" },
+    ]);
   });
 });
 

@@ -42,7 +42,7 @@ describe('fast YAML subset parser', () => {
 
   it.each([
     ['block scalars', 'a: |\n    line1\n    # not a comment\n\n    line3\nb: >-\n    folded\n    text\nc: |+\n    keep\n\nd: x\n'],
-    ['flow collections', "a: [1, 'two', \"th\\\"ree\", 4.5, null, true]\nb: {gt: 10, field: x}\nc: []\n"],
+    ['flow collections', 'a: [1, \'two\', "th\\"ree", 4.5, null, true]\nb: {gt: 10, field: x}\nc: []\n'],
     ['quoted escapes', "a: 'it''s'\nb: \"tab\\tnew\\nline \\x41 \\u00e9\"\n"],
     ['compact sequences of maps', 'sel:\n    - a: 1\n      b: 2\n    - c: 3\nlist:\n- x\n- y\n'],
     ['multi-line plain scalars', 'description: first line\n    second line\n\n    after blank\nnext: 1\n'],
@@ -94,6 +94,12 @@ describe('fast YAML subset parser', () => {
   });
 
   it('resolves plain scalars like YAML 1.2 core', () => {
-    expect([resolvePlain('4688'), resolvePlain('null'), resolvePlain('false'), resolvePlain('2024-01-02'), resolvePlain('0x10')]).toEqual([4688, null, false, '2024-01-02', 16]);
+    expect([resolvePlain('4688'), resolvePlain('null'), resolvePlain('false'), resolvePlain('2024-01-02'), resolvePlain('0x10')]).toEqual([
+      4688,
+      null,
+      false,
+      '2024-01-02',
+      16,
+    ]);
   });
 });

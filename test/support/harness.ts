@@ -145,7 +145,17 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
-  ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
+  ({ worker, connection } = await createWorker({
+    address,
+    namespace: 'default',
+    taskQueue,
+    db: database.db,
+    logger,
+    secrets,
+    siem,
+    client,
+    workflowBundle: { codePath: bundlePath },
+  }));
   workerRun = worker.run();
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const api = await startApi(
@@ -175,7 +185,17 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       worker!.shutdown();
       await workerRun;
       await connection!.close();
-      ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
+      ({ worker, connection } = await createWorker({
+        address,
+        namespace: 'default',
+        taskQueue,
+        db: database.db,
+        logger,
+        secrets,
+        siem,
+        client,
+        workflowBundle: { codePath: bundlePath },
+      }));
       workerRun = worker.run();
     },
     crashWorker: async () => {
@@ -184,16 +204,29 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
       // stops on the cancellation a shutdown sends), as if its process had died.
       abandoned.push({ run: workerRun!, connection: connection! });
       worker!.shutdown();
-      ({ worker, connection } = await createWorker({ address, namespace: 'default', taskQueue, db: database.db, logger, secrets, siem, client, workflowBundle: { codePath: bundlePath } }));
+      ({ worker, connection } = await createWorker({
+        address,
+        namespace: 'default',
+        taskQueue,
+        db: database.db,
+        logger,
+        secrets,
+        siem,
+        client,
+        workflowBundle: { codePath: bundlePath },
+      }));
       workerRun = worker.run();
     },
     close: async () => {
       await api.close();
       // Schedules outlive workers: remove this service's, so they do not fire into an empty queue.
       for (const d of await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments)) {
-        await client.schedule.getHandle(workflowIds.detectionSchedule(d.tenantId, d.id)).delete().catch((err: unknown) => {
-          if (!(err instanceof ScheduleNotFoundError)) throw err;
-        });
+        await client.schedule
+          .getHandle(workflowIds.detectionSchedule(d.tenantId, d.id))
+          .delete()
+          .catch((err: unknown) => {
+            if (!(err instanceof ScheduleNotFoundError)) throw err;
+          });
       }
       worker?.shutdown();
       await workerRun;
@@ -202,7 +235,10 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
         // Bounded: a test that failed before letting its held work go must not hang the suite.
         let timer: NodeJS.Timeout | undefined;
         const drained = await Promise.race([
-          dead.run.then(() => true, () => true),
+          dead.run.then(
+            () => true,
+            () => true,
+          ),
           new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000))),
         ]);
         clearTimeout(timer);
@@ -325,7 +361,14 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, s
 /** Scheduled detection on the built-in local target every second, so alerts come within seconds. */
 export async function detectEverySecond(svc: TestService): Promise<void> {
   const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
-  const target = { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: local.cost_model, detection_interval: 'PT1S' };
+  const target = {
+    name: local.name,
+    kind: local.kind,
+    environment: local.environment,
+    connection: local.connection,
+    cost_model: local.cost_model,
+    detection_interval: 'PT1S',
+  };
   const put = await svc.request('PUT', '/api/v1/settings/targets/local', { body: target });
   if (put.status !== 200) throw new Error(`setting the detection interval failed: ${put.status} ${put.text}`);
 }

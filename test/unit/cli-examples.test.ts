@@ -8,7 +8,14 @@ const read = (file: string) => parse(fs.readFileSync(path.join(root, file), 'utf
 
 /** Every `npx detflow …` command line of a CI file, split into words (quotes removed). */
 function detflowCommands(lines: string[]): string[][] {
-  return lines.filter((l) => l.includes('npx detflow ')).map((l) => l.slice(l.indexOf('npx detflow ') + 'npx detflow '.length).replace(/"/g, '').split(/\s+/));
+  return lines
+    .filter((l) => l.includes('npx detflow '))
+    .map((l) =>
+      l
+        .slice(l.indexOf('npx detflow ') + 'npx detflow '.length)
+        .replace(/"/g, '')
+        .split(/\s+/),
+    );
 }
 
 /** The examples are documentation people copy: they must only use commands and flags the CLI has. */
@@ -41,7 +48,10 @@ describe('CI examples', () => {
     const wf = read('examples/github-actions.yml');
     const steps = (job: string) => wf.jobs[job].steps as Array<Record<string, any>>;
     const runs = (job: string) => detflowCommands(steps(job).flatMap((s) => (typeof s.run === 'string' ? [s.run] : [])));
-    const reports = (job: string) => steps(job).filter((s) => s.uses?.startsWith('mikepenz/action-junit-report@')).map((s) => s.with.report_paths);
+    const reports = (job: string) =>
+      steps(job)
+        .filter((s) => s.uses?.startsWith('mikepenz/action-junit-report@'))
+        .map((s) => s.with.report_paths);
 
     const [lint] = runs('lint');
     expect(lint!.slice(0, 2)).toEqual(['lint', '--offline']);

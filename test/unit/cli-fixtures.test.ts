@@ -30,7 +30,7 @@ describe('fixture directories', () => {
     expect(() => readFixtureDir(dir)).toThrow(/No \*\.json fixtures/);
   });
 
-  it('finds a rule file\'s fixtures next to it by convention', () => {
+  it("finds a rule file's fixtures next to it by convention", () => {
     expect(defaultFixturesDir('rules/x.yml')).toBe('rules/x.fixtures');
     expect(defaultFixturesDir('rules/x.YAML')).toBe('rules/x.fixtures');
   });

@@ -11,7 +11,9 @@ function attrs(xml: string, tag: string): Record<string, string> {
   return out;
 }
 const unescape = (s: string) =>
-  s.replace(/&(#\d+|lt|gt|amp|quot|apos);/g, (_, e: string) => (e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }[e]!));
+  s.replace(/&(#\d+|lt|gt|amp|quot|apos);/g, (_, e: string) =>
+    e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }[e]!,
+  );
 
 describe('JUnit XML writer', () => {
   it('escapes markup in text, so a message cannot open or close an element', () => {
@@ -39,7 +41,12 @@ describe('JUnit XML writer', () => {
           { name: 'fails', classname: 'rules/a.yml', seconds: 0, failure: { message: 'expected match', type: 'fixture', body: 'x' } },
         ],
       },
-      { name: 'rules/b.yml', seconds: 1.5, timestamp: at, cases: [{ name: 'push', classname: 'rules/b.yml', seconds: 1.5, error: { message: 'refused', type: 'rule-rejected', body: 'y' } }] },
+      {
+        name: 'rules/b.yml',
+        seconds: 1.5,
+        timestamp: at,
+        cases: [{ name: 'push', classname: 'rules/b.yml', seconds: 1.5, error: { message: 'refused', type: 'rule-rejected', body: 'y' } }],
+      },
     ];
     const xml = junitXml('detflow test (local)', suites);
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
@@ -54,7 +61,14 @@ describe('JUnit XML writer', () => {
     const name = `<img src="x" onerror='alert(1)'> & co`;
     const message = 'line 1\nline 2 with "quotes" & <tags>';
     const xml = junitXml('n', [
-      { name, seconds: 0, timestamp: at, cases: [{ name, classname: 'c', file: 'dir/a&b.yml', seconds: 0, failure: { message, type: 'lint', body: '</failure><testcase name="injected">' }, systemOut: 'warn <x>' }] },
+      {
+        name,
+        seconds: 0,
+        timestamp: at,
+        cases: [
+          { name, classname: 'c', file: 'dir/a&b.yml', seconds: 0, failure: { message, type: 'lint', body: '</failure><testcase name="injected">' }, systemOut: 'warn <x>' },
+        ],
+      },
     ]);
     expect(attrs(xml, 'testcase')).toEqual({ name, classname: 'c', file: 'dir/a&b.yml', time: '0.000' });
     expect(attrs(xml, 'failure').message).toBe(message);

@@ -2,7 +2,19 @@ import type { Database } from '../../db/client';
 import { LatestRuleReader, type LatestRuleRow } from '../../domain/rules/latest-rule-reader';
 
 function row(tenantId: string, ruleId: string, version: number): LatestRuleRow {
-  return { tenant_id: tenantId, rule_id: ruleId, title: `${tenantId}/${ruleId}`, latest_version: version, created_at: new Date(0), updated_at: new Date(0), level: null, status: null, tags: [], logsource: {}, content: '' };
+  return {
+    tenant_id: tenantId,
+    rule_id: ruleId,
+    title: `${tenantId}/${ruleId}`,
+    latest_version: version,
+    created_at: new Date(0),
+    updated_at: new Date(0),
+    level: null,
+    status: null,
+    tags: [],
+    logsource: {},
+    content: '',
+  };
 }
 
 /** A database whose table is a map, recording each query it is asked. */

@@ -22,7 +22,9 @@ describe('the window a day’s noise budget counts in', () => {
 describe('the chat line of the noise-policy notifications', () => {
   it('says what the policy did', () => {
     const about = { rule_id: 'r-1', version: 2, target: 'local', alerts: 12, budget: 10 };
-    expect(summarize('noise_budget.exceeded', { ...about, on_exceed: 'demote' })).toBe(':loud_sound: Noise budget exceeded by rule `r-1` v2 on *local*: 12 alerts against a budget of 10/day (demote)');
+    expect(summarize('noise_budget.exceeded', { ...about, on_exceed: 'demote' })).toBe(
+      ':loud_sound: Noise budget exceeded by rule `r-1` v2 on *local*: 12 alerts against a budget of 10/day (demote)',
+    );
     expect(summarize('deployment.demoted', about)).toMatch(/^:arrow_down: Demoted rule `r-1` v2 on \*local\* to shadow: 12 alerts against a budget of 10\/day/);
     expect(summarize('deployment.promoted', { ...about, comment: 'tuned' })).toBe(':arrow_up: Promoted rule `r-1` v2 on *local* back to alerting — tuned');
   });

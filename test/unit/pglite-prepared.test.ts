@@ -19,7 +19,11 @@ describe('queryPrepared on PGlite', () => {
     );
     expect(rows).toEqual([{ a: "it's", b: 42, c: ['x', 'y,z', 'q"'], d: null, e: new Date('2026-01-02T03:04:05.000Z'), j: { x: 1 } }]);
     // The same statement again, with other values: the prepared statement is reused.
-    const again = await database.queryPrepared<{ a: string; b: number }>('test_kinds', `select $1::text as a, $2::int + 1 as b, $3::text[] as c, $4::text as d, $5::timestamptz as e, '{"x":1}'::jsonb as j`, ['b', 1, [], 'd', new Date(0)]);
+    const again = await database.queryPrepared<{ a: string; b: number }>(
+      'test_kinds',
+      `select $1::text as a, $2::int + 1 as b, $3::text[] as c, $4::text as d, $5::timestamptz as e, '{"x":1}'::jsonb as j`,
+      ['b', 1, [], 'd', new Date(0)],
+    );
     expect(again[0]).toMatchObject({ a: 'b', b: 2, c: [], d: 'd', e: new Date(0) });
   });
 
@@ -34,7 +38,9 @@ describe('queryPrepared on PGlite', () => {
   });
 
   it('throws database errors with their code, and keeps working afterwards', async () => {
-    await expect(database.queryPrepared('test_insert', `insert into rate_limit_counters (bucket, day, count) values ($1, $2, $3)`, ['b1', '2026-01-01', 1])).rejects.toMatchObject({ code: '23505' });
+    await expect(
+      database.queryPrepared('test_insert', `insert into rate_limit_counters (bucket, day, count) values ($1, $2, $3)`, ['b1', '2026-01-01', 1]),
+    ).rejects.toMatchObject({ code: '23505' });
     await expect(database.queryPrepared('test_bad', 'select * from no_such_table', [])).rejects.toMatchObject({ code: '42P01' });
     await expect(database.queryPrepared('test_cast', 'select $1::int as n', ['not a number'])).rejects.toMatchObject({ code: '22P02' });
     expect(await database.queryPrepared('test_cast', 'select $1::int as n', [7])).toEqual([{ n: 7 }]);

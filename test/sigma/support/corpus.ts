@@ -7,7 +7,9 @@ import { basename, join, relative, resolve } from 'path';
  * and never copied into this repository. DETFLOW_SIGMA_SHARED overrides the location.
  */
 export const SHARED_SIGMA =
-  process.env.DETFLOW_SIGMA_SHARED ?? [resolve(__dirname, '../../../../shared/sigma'), '/work/shared/sigma'].find((d) => existsSync(d)) ?? resolve(__dirname, '../../../../shared/sigma');
+  process.env.DETFLOW_SIGMA_SHARED ??
+  [resolve(__dirname, '../../../../shared/sigma'), '/work/shared/sigma'].find((d) => existsSync(d)) ??
+  resolve(__dirname, '../../../../shared/sigma');
 export const CORPUS_DIR = join(SHARED_SIGMA, 'corpus');
 export const REGRESSION_DIR = join(SHARED_SIGMA, 'regression');
 
