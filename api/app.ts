@@ -1,11 +1,12 @@
 import express, { type Request, type Response } from 'express';
 import type { ApiDeps } from './context';
 import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
-import { parseRequest, expressPath, type RouteSpec } from './http/route';
+import { parseParams, parseRequest, expressPath, type RouteSpec } from './http/route';
 import { requestLog } from './http/request-log';
 import { identifyAndLimit, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
+import { enforceScope, namedInRequest } from './http/scope';
 import { TokenCache } from './auth/token-cache';
 import { createRequestCounter } from './limits/request-counter';
 import { apiKeyRoutes } from './settings/api-keys.routes';
@@ -112,7 +113,13 @@ export function buildApp(deps: ApiDeps): App {
         throw insufficientScope(`This operation needs the ${spec.permission} permission`);
       }
       if (spec.body) requireJsonBody(req);
-      const input = parseRequest(spec, req);
+      // What the path names first (an object outside the token's tenant or environments is not found,
+      // whatever the body holds), then what the query and body name.
+      const scopes = [spec.scope].flat();
+      const params = parseParams(spec, req);
+      for (const scope of scopes.filter((s) => !namedInRequest(s))) await enforceScope(deps.database.db, scope, { params, query: undefined, body: undefined }, auth);
+      const input = parseRequest(spec, req, params);
+      for (const scope of scopes.filter(namedInRequest)) await enforceScope(deps.database.db, scope, input, auth);
       const result = await spec.handler({ ...input, auth, req, res });
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.body === undefined) res.status(result.status).end();

@@ -23,6 +23,8 @@ export function notYetImplementedRoutes() {
       summary: `Not available yet: ${p.feature}`,
       tag: 'pending',
       permission: p.permission,
+      // The health reports will read deployments of every environment: a list, filtered by the token's.
+      scope: { kind: 'list' },
       ...(p.path.includes('{id}') ? { params: z.object({ id: z.string().min(1).max(200) }) } : {}),
       ...(p.hasBody ? { body: z.record(z.string(), z.unknown()) } : {}),
       responses: { 501: { description: `${p.feature} has not landed yet`, schema: ProblemSchema } },

@@ -19,6 +19,7 @@ export function alertRoutes(deps: ApiDeps) {
       summary: 'Alerts, newest first, filtered by status, disposition, rule, deployment, assignee, team',
       tag: 'alerts',
       permission: 'rules:read',
+      scope: { kind: 'list' },
       query: AlertQuery,
       responses: { 200: { description: 'A page of alerts', schema: AlertList } },
       handler: async ({ query, auth }) => {
@@ -42,6 +43,7 @@ export function alertRoutes(deps: ApiDeps) {
       summary: 'One alert with its event',
       tag: 'alerts',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'alert', param: 'id' },
       params: UuidParams,
       responses: { 200: { description: 'The alert', schema: Alert }, 404: { description: 'No such alert', schema: ProblemSchema } },
       handler: async ({ params, auth }) => ({ status: 200, body: alertView(await findAlert(db, auth, params.id)) }),
@@ -53,6 +55,7 @@ export function alertRoutes(deps: ApiDeps) {
       summary: 'Triage an alert: assignee, team, status, disposition',
       tag: 'alerts',
       permission: 'rules:write',
+      scope: { kind: 'object', object: 'alert', param: 'id' },
       params: UuidParams,
       body: PatchAlert,
       responses: { 200: { description: 'The alert', schema: Alert }, 404: { description: 'No such alert', schema: ProblemSchema } },

@@ -30,6 +30,7 @@ export function approvalRoutes(deps: ApiDeps) {
       summary: 'Submit a change for approval; answers with its impact summary once computed',
       tag: 'approvals',
       permission: 'deploy',
+      scope: { kind: 'targets', in: 'body', field: 'targets' },
       body: SubmitApprovalBody,
       headers: IdempotencyHeaders,
       responses: {
@@ -61,11 +62,12 @@ export function approvalRoutes(deps: ApiDeps) {
       summary: 'Approvals, newest first, filtered by status, rule and target',
       tag: 'approvals',
       permission: 'rules:read',
+      scope: { kind: 'list' },
       query: ApprovalQuery,
       responses: { 200: { description: 'A page of approvals', schema: ApprovalList } },
       handler: async ({ query, auth }) => {
         const filter = { status: query.status, ruleId: query.rule_id, target: query.target };
-        const page = await listApprovals(db, auth.tenantId, filter, { limit: query.limit, after: decodeNewestFirstCursor(query.cursor) });
+        const page = await listApprovals(db, auth, filter, { limit: query.limit, after: decodeNewestFirstCursor(query.cursor) });
         return { status: 200, body: { items: page.items.map(view), next_cursor: newestFirstCursor(page.next, page.next !== undefined) } };
       },
     }),
@@ -76,6 +78,7 @@ export function approvalRoutes(deps: ApiDeps) {
       summary: 'An approval with its impact summary and diff; `?wait=N` long-polls for a decision',
       tag: 'approvals',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'approval', param: 'id' },
       params: UuidParams,
       query: WaitImpact,
       responses: { 200: { description: 'The approval', schema: Approval }, 404: { description: 'No such approval', schema: ProblemSchema } },
@@ -91,6 +94,7 @@ export function approvalRoutes(deps: ApiDeps) {
       summary: 'Record a decision: approve, reject or request_changes (not by the requester; once)',
       tag: 'approvals',
       permission: 'approve',
+      scope: { kind: 'object', object: 'approval', param: 'id' },
       params: UuidParams,
       body: DecisionBody,
       responses: {

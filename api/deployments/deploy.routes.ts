@@ -30,6 +30,7 @@ export function deployRoutes(deps: ApiDeps) {
       summary: 'Deploy a stored rule version to a target (starts DeployWithApproval)',
       tag: 'deployments',
       permission: 'deploy',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: DeployBody,
       headers: IdempotencyHeaders,
       responses: {
@@ -65,6 +66,7 @@ export function deployRoutes(deps: ApiDeps) {
       summary: 'A deployment: status, version, who, when; `?wait=N` long-polls until it settles',
       tag: 'deployments',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'deployment', param: 'id' },
       params: UuidParams,
       query: WaitQuery,
       responses: {
@@ -90,12 +92,13 @@ export function deployRoutes(deps: ApiDeps) {
       summary: 'Deployments, newest first, filtered by rule, target and status',
       tag: 'deployments',
       permission: 'rules:read',
+      scope: { kind: 'list' },
       query: DeploymentListQuery,
       responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
       handler: async ({ query, auth }) => {
         const page = await listDeployments(
           db,
-          auth.tenantId,
+          auth,
           { ruleId: query.rule_id, target: query.target, status: query.status },
           { after: decodeNewestFirstCursor(query.cursor), limit: query.limit },
         );

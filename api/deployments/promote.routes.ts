@@ -17,6 +17,7 @@ export function promoteRoutes(deps: ApiDeps) {
       summary: 'Put a demoted deployment back to alerting (optionally with a new noise budget)',
       tag: 'deployments',
       permission: 'deploy',
+      scope: { kind: 'object', object: 'deployment', param: 'id' },
       params: UuidParams,
       body: PromoteBody,
       responses: {

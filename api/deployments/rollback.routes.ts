@@ -45,6 +45,7 @@ export function rollbackRoutes(deps: ApiDeps) {
       summary: 'Roll a deployed rule back on a target (starts Rollback)',
       tag: 'deployments',
       permission: 'deploy',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: RollbackBody,
       headers: IdempotencyHeaders,
       responses: {

@@ -30,6 +30,7 @@ export function eventRoutes(deps: ApiDeps) {
       summary: 'Ingest events (NDJSON, or a JSON array) into the local event store',
       tag: 'events',
       permission: 'events:write',
+      scope: { kind: 'targets', in: 'query', field: 'target' },
       query: IngestQuery,
       rawBody: IngestBody,
       responses: {

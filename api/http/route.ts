@@ -4,6 +4,7 @@ import { type z } from 'zod';
 import './zod-openapi';
 import type { Permission } from '../../domain/tenants/permissions';
 import { type Actor } from '../../domain/tenants/actor';
+import type { RouteScope } from './scope';
 import { ProblemSchema, fieldErrors } from './problem';
 import { invalidRequest } from '../../domain/errors';
 import { findUnstorableText } from '../../lib/storable-text';
@@ -40,6 +41,8 @@ export type RouteSpec<B = unknown, P = unknown, Q = unknown> = {
   tag: string;
   /** Who may call it: a permission, or any valid token when undefined. */
   permission?: Permission;
+  /** What it touches, checked against the token's environments before the handler runs (see scope.ts). */
+  scope: RouteScope | readonly RouteScope[];
   body?: z.ZodType<B>;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
@@ -82,9 +85,14 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, root: 'b
   return result.data;
 }
 
-export function parseRequest<B, P, Q>(spec: RouteSpec<B, P, Q>, req: Request): { body: B; params: P; query: Q } {
+export function parseParams<B, P, Q>(spec: RouteSpec<B, P, Q>, req: Request): P {
+  return parsePart(spec.params, req.params, 'params');
+}
+
+/** The query and body, after the path (parsed first: the object it names is checked before the body is read). */
+export function parseRequest<B, P, Q>(spec: RouteSpec<B, P, Q>, req: Request, params: P): { body: B; params: P; query: Q } {
   return {
-    params: parsePart(spec.params, req.params, 'params'),
+    params,
     query: parsePart(spec.query, { ...req.query }, 'query'),
     body: parsePart(spec.body, req.body, 'body'),
   };
@@ -128,6 +136,10 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
     summary: spec.summary,
     tags: [spec.tag],
     security: [{ bearerAuth: [] }],
+    // Who may call it and what it touches, for clients and for the test that runs every operation
+    // with tokens of every permission and environment scope.
+    ...(spec.permission ? { 'x-detflow-permission': spec.permission } : {}),
+    'x-detflow-scope': [spec.scope].flat(),
     request,
     responses,
   };

@@ -13,6 +13,7 @@ export function lintRoutes(deps: ApiDeps) {
       summary: 'Lint a rule for a target: findings, capability flags, portability, compiled query',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: LintBody,
       responses: {
         200: { description: 'The lint result, also when the rule has errors (see valid and findings)', schema: LintResponse },

@@ -32,6 +32,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: 'Store a Sigma rule as a new immutable version under its own id',
       tag: 'rules',
       permission: 'rules:write',
+      scope: { kind: 'tenant' },
       body: StoreRuleBody,
       responses: {
         201: { description: 'A new version was stored', schema: StoredRuleVersion },
@@ -53,6 +54,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: 'List rules (latest versions), filtered by tag, level, status and logsource',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'tenant' },
       query: ListRulesQuery,
       responses: { 200: { description: 'A page of rules, ordered by rule id', schema: RuleList } },
       handler: async ({ query, auth }) => {
@@ -71,6 +73,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: 'A rule and its latest version',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'tenant' },
       params: RuleIdParams,
       responses: {
         200: { description: 'The rule', schema: Rule },
@@ -85,6 +88,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: "A rule's versions, newest first",
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'tenant' },
       params: RuleIdParams,
       query: PageQuery.strict(),
       responses: {
@@ -105,6 +109,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: 'One version of a rule, with its text',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'tenant' },
       params: RuleVersionParams,
       responses: {
         200: { description: 'The version', schema: RuleVersionDetail },
@@ -119,6 +124,7 @@ export function ruleRoutes(deps: ApiDeps) {
       summary: 'A unified diff between two versions of a rule',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'tenant' },
       params: RuleIdParams,
       query: DiffQuery,
       responses: {

@@ -16,6 +16,7 @@ export function ruleTestRoutes(deps: ApiDeps) {
       summary: 'Run positive and negative fixtures against a stored rule on a target',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: TestBody,
       responses: {
         200: { description: 'Pass/fail per test, coverage, quality (recorded; readable by id)', schema: RuleTestResult },
@@ -33,6 +34,7 @@ export function ruleTestRoutes(deps: ApiDeps) {
       summary: 'A recorded rule test run',
       tag: 'rules',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'rule-test', param: 'id' },
       params: UuidParams,
       responses: { 200: { description: 'The run', schema: RuleTestResult }, 404: { description: 'No such run in this tenant', schema: ProblemSchema } },
       handler: async ({ params, auth }) => ({ status: 200, body: ruleTestView(await getRuleTestRun(deps.database.db, auth.tenantId, params.id)) }),

@@ -19,6 +19,7 @@ export function replayRoutes(deps: ApiDeps) {
       summary: 'Replay a rule over a past window of a target (starts Replay): alert volume, noise, latency, cost',
       tag: 'runs',
       permission: 'rules:read',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: ReplayBody,
       headers: IdempotencyHeaders,
       responses: {
@@ -48,6 +49,7 @@ export function replayRoutes(deps: ApiDeps) {
       summary: 'A replay: progress while running, then its figures; `?wait=N` long-polls until it ends',
       tag: 'runs',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'replay', param: 'id' },
       params: UuidParams,
       query: WaitQuery,
       responses: {
@@ -65,7 +67,8 @@ export function replayRoutes(deps: ApiDeps) {
       operationId: 'cancelReplay',
       summary: 'Cancel a running replay; it ends `cancelled` with the figures of the chunks done',
       tag: 'runs',
-      permission: 'rules:read',
+      permission: 'rules:write',
+      scope: { kind: 'object', object: 'replay', param: 'id' },
       params: UuidParams,
       responses: {
         200: { description: 'The replay had already ended; nothing changed', schema: ReplaySchema },

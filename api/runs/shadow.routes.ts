@@ -19,6 +19,7 @@ export function shadowRoutes(deps: ApiDeps) {
       summary: 'Shadow-evaluate a rule on live data for a duration (starts ShadowEvaluation): projected alerts, latency, cost; no alert is written',
       tag: 'runs',
       permission: 'rules:read',
+      scope: { kind: 'targets', in: 'body', field: 'target' },
       body: ShadowBody,
       headers: IdempotencyHeaders,
       responses: {
@@ -48,6 +49,7 @@ export function shadowRoutes(deps: ApiDeps) {
       summary: 'A shadow evaluation: progress while running, then its figures; `?wait=N` long-polls until it ends',
       tag: 'runs',
       permission: 'rules:read',
+      scope: { kind: 'object', object: 'shadow', param: 'id' },
       params: UuidParams,
       query: WaitQuery,
       responses: {
@@ -65,7 +67,8 @@ export function shadowRoutes(deps: ApiDeps) {
       operationId: 'stopShadow',
       summary: 'Stop a shadow evaluation early; it evaluates what was ingested up to now and ends `completed` with `stopped_early`',
       tag: 'runs',
-      permission: 'rules:read',
+      permission: 'rules:write',
+      scope: { kind: 'object', object: 'shadow', param: 'id' },
       params: UuidParams,
       responses: {
         200: { description: 'The shadow evaluation had already ended; nothing changed', schema: Shadow },

@@ -17,6 +17,7 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: 'Create an API token (shown once)',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'tenant' },
       body: CreateApiKeyBody,
       responses: { 201: { description: 'The token, shown only now', schema: CreatedApiKey } },
       handler: async ({ body, auth }) => {
@@ -36,6 +37,7 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: "List the tenant's API tokens (never the tokens themselves)",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'tenant' },
       query: PageQuery.strict(),
       responses: { 200: { description: 'A page of tokens', schema: ApiKeyList } },
       handler: async ({ query, auth }) => {
@@ -53,6 +55,7 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: 'Revoke an API token; it stops working at once',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'tenant' },
       params: UuidParams,
       responses: {
         200: { description: 'The revoked token', schema: ApiKey },

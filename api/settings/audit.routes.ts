@@ -15,6 +15,7 @@ export function auditRoutes(deps: ApiDeps, flushAudit: () => Promise<void>) {
       summary: "The tenant's audit log, newest first (operators also see requests no tenant could be found for)",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       query: AuditQuery,
       responses: { 200: { description: 'A page of audit entries', schema: AuditList } },
       handler: async ({ query, auth }) => {

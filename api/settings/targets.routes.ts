@@ -28,6 +28,7 @@ export function targetRoutes(deps: ApiDeps) {
       summary: "The tenant's targets",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'list' },
       responses: { 200: { description: 'The targets, by name', schema: TargetList } },
       handler: async ({ auth }) => ({ status: 200, body: { items: (await listTargets(db, auth)).map(targetView) } }),
     }),
@@ -38,6 +39,7 @@ export function targetRoutes(deps: ApiDeps) {
       summary: 'Create a target',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'environment', in: 'body', field: 'environment' },
       body: TargetBody,
       responses: { 201: { description: 'The target', schema: Target }, 409: { description: 'A target of that name exists', schema: ProblemSchema } },
       handler: async ({ body, auth }) => {
@@ -52,6 +54,7 @@ export function targetRoutes(deps: ApiDeps) {
       summary: 'One target',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'object', object: 'target', param: 'name' },
       params: NameParams,
       responses: { 200: { description: 'The target', schema: Target }, 404: { description: 'No such target', schema: ProblemSchema } },
       handler: async ({ params, auth }) => ({ status: 200, body: targetView(await findTarget(db, auth, params.name)) }),
@@ -63,6 +66,10 @@ export function targetRoutes(deps: ApiDeps) {
       summary: "Replace a target's settings (its name and kind stay)",
       tag: 'settings',
       permission: 'admin',
+      scope: [
+        { kind: 'object', object: 'target', param: 'name' },
+        { kind: 'environment', in: 'body', field: 'environment' },
+      ],
       params: NameParams,
       body: TargetBody,
       responses: {
@@ -79,6 +86,7 @@ export function targetRoutes(deps: ApiDeps) {
       summary: 'Delete a target that was never deployed to',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'object', object: 'target', param: 'name' },
       params: NameParams,
       responses: {
         204: { description: 'Deleted' },

@@ -19,6 +19,7 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: 'Create a tenant with its environments and first admin token',
       tag: 'settings',
       permission: 'operator',
+      scope: { kind: 'service' },
       body: CreateTenantBody,
       responses: {
         201: { description: 'The tenant and its admin token (shown only now)', schema: CreatedTenant },
@@ -40,6 +41,7 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: 'List tenants',
       tag: 'settings',
       permission: 'operator',
+      scope: { kind: 'service' },
       query: PageQuery.strict(),
       responses: { 200: { description: 'A page of tenants', schema: TenantList } },
       handler: async ({ query }) => {
@@ -54,6 +56,7 @@ export function tenantRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       summary: "Change a tenant's name, tier or event retention",
       tag: 'settings',
       permission: 'operator',
+      scope: { kind: 'service' },
       params: IdParams,
       body: UpdateTenantBody,
       responses: {

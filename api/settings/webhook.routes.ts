@@ -23,6 +23,7 @@ export function webhookRoutes(deps: ApiDeps) {
       summary: "The tenant's webhook",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       responses: { 200: { description: 'The webhook', schema: Webhook }, 404: { description: 'No webhook is configured', schema: ProblemSchema } },
       handler: async ({ auth }) => ({ status: 200, body: webhookView(await findWebhook(db, auth)) }),
     }),
@@ -33,6 +34,7 @@ export function webhookRoutes(deps: ApiDeps) {
       summary: "Set the tenant's webhook: URL, secret, events, enabled",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       body: PutWebhookBody,
       responses: { 200: { description: 'The webhook', schema: Webhook } },
       handler: async ({ body, auth }) => ({
@@ -47,6 +49,7 @@ export function webhookRoutes(deps: ApiDeps) {
       summary: "Remove the tenant's webhook (pending deliveries are given up)",
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       responses: { 204: { description: 'Removed' }, 404: { description: 'No webhook is configured', schema: ProblemSchema } },
       handler: async ({ auth }) => {
         await deleteWebhook(db, auth);
@@ -60,6 +63,7 @@ export function webhookRoutes(deps: ApiDeps) {
       summary: 'Send a test notification through the same delivery path as real events',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       responses: {
         202: { description: 'The delivery run started', schema: WorkflowStarted },
         404: { description: 'No webhook is configured', schema: ProblemSchema },
@@ -81,6 +85,7 @@ export function webhookRoutes(deps: ApiDeps) {
       summary: 'Webhook deliveries, newest first, with every attempt',
       tag: 'settings',
       permission: 'admin',
+      scope: { kind: 'every-environment' },
       query: DeliveryQuery,
       responses: { 200: { description: 'A page of deliveries', schema: DeliveryList } },
       handler: async ({ query, auth }) => {

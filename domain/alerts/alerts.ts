@@ -5,6 +5,7 @@ import { alerts, targets } from '../../db/schema';
 import { notFound } from '../errors';
 import type { Actor } from '../tenants/actor';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
+import { inActorEnvironments } from '../tenants/scope';
 
 /** Alerts raised by scheduled detection, and their triage: the data the health reports compute from. */
 export type AlertRow = typeof alerts.$inferSelect;
@@ -39,6 +40,7 @@ export async function listAlerts(db: Db, auth: Actor, filter: AlertFilter): Prom
     .where(
       and(
         eq(alerts.tenantId, auth.tenantId),
+        inActorEnvironments(auth, targets.environment),
         newestFirstAfter(filter.after, alerts.createdAt, alerts.id),
         filter.status ? eq(alerts.status, filter.status) : undefined,
         filter.disposition ? eq(alerts.disposition, filter.disposition) : undefined,

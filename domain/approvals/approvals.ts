@@ -1,11 +1,13 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { approvals } from '../../db/schema';
+import { approvals, targets } from '../../db/schema';
 import type { DomainDeps } from '../deps';
 import type { ApprovalStatus } from '../contracts';
 import { notFound } from '../errors';
 import { settleAbandonedChange } from '../changes/abandoned-change';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
+import { inActorEnvironments } from '../tenants/scope';
+import type { Actor } from '../tenants/actor';
 
 /** Approvals: a change waits for a reviewer's decision, which reaches its workflow as an update (see decide.ts). */
 
@@ -34,17 +36,22 @@ export async function settleIfAbandoned(deps: DomainDeps, tenantId: string, id: 
 /** Approvals newest first (see domain/paging.ts). */
 export async function listApprovals(
   db: Db,
-  tenantId: string,
+  actor: Actor,
   filter: ApprovalFilter,
   page: { limit: number; after: NewestFirstKey | undefined },
 ): Promise<{ items: ApprovalRecord[]; next: NewestFirstKey | undefined }> {
   const { after, limit } = page;
+  const tenantId = actor.tenantId;
   const rows = await db
     .select()
     .from(approvals)
     .where(
       and(
         eq(approvals.tenantId, tenantId),
+        // Only approvals all of whose targets lie in the actor's environments.
+        actor.environments === null
+          ? undefined
+          : sql`not exists (select 1 from ${targets} where ${targets.tenantId} = ${approvals.tenantId} and ${approvals.targets} ? ${targets.name} and not (${inActorEnvironments(actor, targets.environment)}))`,
         newestFirstAfter(after, approvals.createdAt, approvals.id),
         filter.status ? eq(approvals.status, filter.status) : undefined,
         filter.ruleId ? eq(approvals.ruleId, filter.ruleId.toLowerCase()) : undefined,

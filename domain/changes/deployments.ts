@@ -5,6 +5,8 @@ import type { DeploymentStatus } from '../contracts';
 import type { DomainDeps } from '../deps';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
 import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';
+import { inActorEnvironments } from '../tenants/scope';
+import type { Actor } from '../tenants/actor';
 
 /** A deployment as people read it: the record, its target, its approval and its last demotion. */
 export type DeploymentRecord = {
@@ -51,8 +53,9 @@ export async function settleIfAbandoned(deps: Pick<DomainDeps, 'database' | 'tem
 
 export type DeploymentFilter = { ruleId?: string | undefined; target?: string | undefined; status?: DeploymentStatus | undefined };
 
-/** A page of the tenant's deployments, newest first; `more` when another page follows. */
-export async function listDeployments(db: Db, tenantId: string, filter: DeploymentFilter, page: { after: NewestFirstKey | undefined; limit: number }) {
+/** A page of the deployments the actor may see (its tenant's, in its environments), newest first; `more` when another page follows. */
+export async function listDeployments(db: Db, actor: Actor, filter: DeploymentFilter, page: { after: NewestFirstKey | undefined; limit: number }) {
+  const tenantId = actor.tenantId;
   const rows = await db
     .select({ id: deployments.id, createdAt: deployments.createdAt })
     .from(deployments)
@@ -60,6 +63,7 @@ export async function listDeployments(db: Db, tenantId: string, filter: Deployme
     .where(
       and(
         eq(deployments.tenantId, tenantId),
+        inActorEnvironments(actor, targets.environment),
         newestFirstAfter(page.after, deployments.createdAt, deployments.id),
         filter.ruleId ? eq(deployments.ruleId, filter.ruleId.toLowerCase()) : undefined,
         filter.target ? eq(targets.name, filter.target) : undefined,
