@@ -100,7 +100,8 @@ describe('noise_budget.on_exceed at run time', () => {
 
     // Promotion: only a demoted deployment, only within the token's environments.
     const prodOnly = await createApiKey(svc, svc.token, { name: 'prod deployer', permissions: ['deploy'], environments: ['prod'] });
-    expect((await svc.request('POST', `/api/v1/deployments/${id}/promote`, { token: prodOnly.token, body: {} })).status).toBe(403);
+    // A deployment outside the token's environments is not found for it (issue 17: environment scope).
+    expect((await svc.request('POST', `/api/v1/deployments/${id}/promote`, { token: prodOnly.token, body: {} })).status).toBe(404);
     const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });
     expect((await svc.request('POST', `/api/v1/deployments/${id}/promote`, { token: reader.token, body: {} })).status).toBe(403);
     expect((await svc.request('POST', '/api/v1/deployments/00000000-0000-4000-8000-000000000000/promote', { body: {} })).status).toBe(404);
