@@ -8,6 +8,7 @@ import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
 import { enforceScope, namedInRequest } from './http/scope';
 import { TokenCache } from './auth/token-cache';
+import { FailureThrottle } from './auth/failure-throttle';
 import { createRequestCounter } from './limits/request-counter';
 import { apiKeyRoutes } from './settings/api-keys.routes';
 import { tenantRoutes } from './settings/tenants.routes';
@@ -39,6 +40,7 @@ export function buildApp(deps: ApiDeps): App {
   const now = deps.now ?? (() => new Date());
   const auditWriter = new AuditWriter(deps.database, deps.logger);
   const tokenCache = new TokenCache();
+  const failureThrottle = new FailureThrottle();
   const requestCounter = createRequestCounter(deps.database, deps.logger);
   const flush = async () => {
     await Promise.all([auditWriter.flush(), requestCounter.flush()]);
@@ -97,12 +99,12 @@ export function buildApp(deps: ApiDeps): App {
 
   const openapiDocument = buildOpenApiDocument(routes, deps.config.publicUrl ? `${deps.config.publicUrl.replace(/\/$/, '')}${API_BASE}` : API_BASE);
   // The contract itself is public (no secrets in it), but still counted and audited.
-  api.get('/openapi.json', identifyAndLimit(deps.database, tokenCache, requestCounter, now, { requireAuth: false }), (_req, res) => {
+  api.get('/openapi.json', identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }), (_req, res) => {
     auditSubject(res).route = '/openapi.json';
     res.json(openapiDocument);
   });
 
-  api.use(identifyAndLimit(deps.database, tokenCache, requestCounter, now, { requireAuth: true }));
+  api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));
   api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
 
   for (const spec of routes) {

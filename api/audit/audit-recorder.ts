@@ -2,9 +2,11 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client';
 import type { auditLog } from '../../db/schema';
+import type { AuthFailure } from '../auth/authenticate';
+import { redactTokens } from '../auth/token-hygiene';
 
 /** What the request pipeline learns about the caller, for the audit row. */
-export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; route?: string };
+export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; route?: string; authFailure?: AuthFailure };
 
 export function auditSubject(res: Response): AuditSubject {
   return (res.locals.audit ??= {}) as AuditSubject;
@@ -28,6 +30,7 @@ const AUDIT_COLUMNS: AuditColumn[] = [
   { name: 'duration_ms', type: 'int', pick: (r) => r.durationMs },
   { name: 'client_ip', type: 'text', pick: (r) => r.clientIp ?? null },
   { name: 'user_agent', type: 'text', pick: (r) => r.userAgent ?? null },
+  { name: 'auth_failure', type: 'text', pick: (r) => r.authFailure ?? null },
 ];
 
 const INSERT_BATCH = `insert into audit_log (${AUDIT_COLUMNS.map((c) => c.name).join(', ')})
@@ -84,7 +87,8 @@ export class AuditWriter {
 /**
  * Records every request under /api/v1, whatever its status, once the response is finished: time,
  * request id, token (or the prefix presented), tenant, method, route, status, duration, client
- * address and user agent. Never bodies or secrets.
+ * address, user agent and why authentication failed. Never bodies or secrets: text shaped like a
+ * token is redacted from the path and the user agent.
  */
 export function auditRequests(writer: AuditWriter) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -100,11 +104,12 @@ export function auditRequests(writer: AuditWriter) {
         tenantId: subject.tenantId ?? null,
         method: req.method,
         route: subject.route ?? '(unmatched)',
-        path: req.originalUrl.split('?')[0]!.slice(0, 2048),
+        path: redactTokens(req.originalUrl.split('?')[0]!).slice(0, 2048),
         status: res.statusCode,
         durationMs: Number((process.hrtime.bigint() - started) / 1_000_000n),
         clientIp: req.ip ?? null,
-        userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
+        userAgent: redactTokens(req.get('user-agent') ?? '').slice(0, 512) || null,
+        authFailure: subject.authFailure ?? null,
       });
     });
     next();

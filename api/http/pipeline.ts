@@ -3,6 +3,8 @@ import type { ErrorRequestHandler, NextFunction, Request, Response } from 'expre
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client';
 import { identify } from '../auth/authenticate';
+import { FailureThrottle } from '../auth/failure-throttle';
+import { redactTokens, refuseTokenInQuery } from '../auth/token-hygiene';
 import { type Actor } from '../../domain/tenants/actor';
 import type { TokenCache } from '../auth/token-cache';
 import { auditSubject } from '../audit/audit-recorder';
@@ -20,19 +22,39 @@ declare module 'express-serve-static-core' {
 /**
  * Identifies the caller and counts the request against its daily limit, before anything else runs.
  * Requests that cannot be attributed to a tenant (no token, bad token) count against a bucket for
- * their client address with the Free tier's limit, so guessing tokens is rate limited too.
+ * their client address with the Free tier's limit, so guessing tokens is rate limited too; failed
+ * authentications are also throttled per address over a short window (FailureThrottle). A token in
+ * the query string is refused before anything reads the query.
  */
-export function identifyAndLimit(database: Database, tokens: TokenCache, counter: RequestCounter, now: () => Date, options: { requireAuth: boolean }) {
+export function identifyAndLimit(
+  database: Database,
+  tokens: TokenCache,
+  throttle: FailureThrottle,
+  counter: RequestCounter,
+  now: () => Date,
+  options: { requireAuth: boolean },
+) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const at = now();
-    const identity = await identify(database, tokens, req, at);
+    const address = req.ip ?? 'unknown';
+    const identity = await identify(database, tokens, req, at, (hash) => throttle.refusal(address, hash, at));
     const subject = auditSubject(res);
     subject.tokenPrefix = identity.prefix;
     if (identity.ok) {
       subject.tokenId = identity.auth.tokenId;
       subject.tenantId = identity.auth.tenantId;
+      throttle.succeeded(address, identity.tokenHash);
+    } else {
+      subject.authFailure = identity.failure;
+      // A revoked or expired token was real: its use is shown to its tenant (the request still
+      // counts against the address, as it is not authenticated).
+      if (identity.owner) {
+        subject.tokenId = identity.owner.tokenId;
+        subject.tenantId = identity.owner.tenantId;
+      }
+      if (identity.failure === 'unknown' || identity.failure === 'revoked' || identity.failure === 'expired') throttle.failed(address, at);
     }
-    const [bucket, tier] = identity.ok ? [`tenant:${identity.auth.tenantId}`, identity.auth.tier] : [`anon:${req.ip ?? 'unknown'}`, 'free' as const];
+    const [bucket, tier] = identity.ok ? [`tenant:${identity.auth.tenantId}`, identity.auth.tier] : [`anon:${address}`, 'free' as const];
     const state = limitState(tier, await counter.increment(bucket, utcDay(at)), at);
     res.setHeader('X-RateLimit-Limit', String(state.limit));
     res.setHeader('X-RateLimit-Remaining', String(state.remaining));
@@ -41,8 +63,14 @@ export function identifyAndLimit(database: Database, tokens: TokenCache, counter
       const retryAfter = Math.max(1, state.reset - Math.floor(at.getTime() / 1000));
       throw tooManyRequests(`The daily request limit of ${state.limit} is reached; it resets at ${new Date(state.reset * 1000).toISOString()}`, retryAfter);
     }
+    refuseTokenInQuery(req);
     if (identity.ok) req.auth = identity.auth;
-    else if (options.requireAuth) throw unauthorized(identity.reason);
+    else if (options.requireAuth && identity.failure === 'throttled') {
+      throw tooManyRequests(
+        `Too many failed authentications from ${address} (at most ${FailureThrottle.MAX_FAILURES} per ${FailureThrottle.WINDOW_MS / 1000} s); tokens not yet used from this address are checked again in ${identity.retryAfter} s`,
+        identity.retryAfter!,
+      );
+    } else if (options.requireAuth) throw unauthorized(identity.reason);
     next();
   };
 }
@@ -140,7 +168,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     let appError = toAppError(err);
     if (!appError) {
-      logger.error({ err, requestId: req.id, method: req.method, path: req.path }, 'unhandled error');
+      logger.error({ err, requestId: req.id, method: req.method, path: redactTokens(req.path) }, 'unhandled error');
       appError = new AppError(500, 'internal', 'Internal error', `An unexpected error occurred; quote request id ${String(req.id)} when reporting it`);
     }
     if (res.headersSent) {

@@ -15,5 +15,6 @@ export function auditEntryView(r: AuditRow) {
     duration_ms: r.durationMs,
     client_ip: r.clientIp,
     user_agent: r.userAgent,
+    auth_failure: r.authFailure,
   };
 }

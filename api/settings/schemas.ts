@@ -88,6 +88,10 @@ export const AuditEntry = openapi(
     duration_ms: z.number().int(),
     client_ip: z.string().nullable(),
     user_agent: z.string().nullable(),
+    auth_failure: z
+      .enum(['missing', 'not-bearer', 'malformed', 'unknown', 'revoked', 'expired', 'throttled'])
+      .nullable()
+      .describe('Why the request could not be authenticated; null when it was'),
   }),
   'AuditEntry',
 );

@@ -20,6 +20,8 @@ export const auditLog = pgTable(
     durationMs: integer('duration_ms').notNull(),
     clientIp: text('client_ip'),
     userAgent: text('user_agent'),
+    /** Why the request could not be authenticated (missing, not-bearer, malformed, unknown, revoked, expired, throttled); the answer does not say. */
+    authFailure: text('auth_failure'),
   },
   (t) => [index('audit_tenant_at').on(t.tenantId, t.at)],
 );

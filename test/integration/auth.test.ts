@@ -68,7 +68,7 @@ describe('authentication and scopes', () => {
   });
 
   it('rejects a well-formed token it never issued', async () => {
-    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: generateToken() }), /not known/);
+    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: generateToken() }), /not valid: it is unknown, revoked or expired/);
   });
 
   it('rejects a revoked token at once', async () => {
@@ -77,7 +77,7 @@ describe('authentication and scopes', () => {
     const revoked = await svc.request('DELETE', `/api/v1/settings/api-keys/${key.id}`);
     expect(revoked.status).toBe(200);
     expect(revoked.body.revoked_at).toEqual(expect.any(String));
-    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: key.token }), /revoked/);
+    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: key.token }), /not valid: it is unknown, revoked or expired/);
   });
 
   it('rejects an expired token', async () => {
@@ -85,7 +85,7 @@ describe('authentication and scopes', () => {
     const key = await createApiKey(svc, svc.token, { name: 'short lived', permissions: ['rules:read'], expires_at: expiresAt });
     expect((await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: key.token })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1600));
-    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: key.token }), /expired/);
+    expectUnauthorized(await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: key.token }), /not valid: it is unknown, revoked or expired/);
   });
 
   it('refuses an expiry in the past', async () => {

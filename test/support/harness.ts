@@ -129,7 +129,7 @@ function requestFrom(localAddress: string, url: string, method: string, headers:
  * The whole service on real parts: a fresh database, a worker on its own task queue of the shared
  * Temporal dev server, and the API on a loopback port.
  */
-export async function startTestService(options: { now?: () => Date } = {}): Promise<TestService> {
+export async function startTestService(options: { now?: () => Date; apiLogger?: pino.Logger } = {}): Promise<TestService> {
   const address = process.env.TEMPORAL_ADDRESS;
   const bundlePath = process.env.DETFLOW_TEST_WORKFLOW_BUNDLE;
   if (!address || !bundlePath) throw new Error('The Temporal test server is not running: run through jest (global setup)');
@@ -162,7 +162,7 @@ export async function startTestService(options: { now?: () => Date } = {}): Prom
     {
       config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024 },
       database,
-      logger,
+      logger: options.apiLogger ?? logger,
       secrets,
       siem,
       temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
