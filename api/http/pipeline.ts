@@ -31,6 +31,7 @@ export function identifyAndLimit(database: Database, tokens: TokenCache, counter
     if (identity.ok) {
       subject.tokenId = identity.auth.tokenId;
       subject.tenantId = identity.auth.tenantId;
+      subject.principal = identity.auth.principal;
     }
     const [bucket, tier] = identity.ok ? [`tenant:${identity.auth.tenantId}`, identity.auth.tier] : [`anon:${req.ip ?? 'unknown'}`, 'free' as const];
     const state = limitState(tier, await counter.increment(bucket, utcDay(at)), at);

@@ -98,6 +98,7 @@ export const AuditEntry = openapi(
     request_id: z.string(),
     token_id: z.string().nullable(),
     token_prefix: z.string().nullable(),
+    principal: z.string().nullable().describe('The person the token acts for'),
     tenant_id: z.string().nullable(),
     method: z.string(),
     route: z.string(),
