@@ -165,18 +165,16 @@ describe('deploy with approval', () => {
     // A deploy whose start Temporal never took (the 503 path), written minutes ago.
     const [template] = await svc.database.db.select().from(deployments).where(eq(deployments.id, waiting.body.id));
     const orphanId = 'f0000000-0000-4000-8000-0000000000c4';
-    await svc.database.db
-      .insert(deployments)
-      .values({
-        ...template!,
-        id: orphanId,
-        status: 'deploying',
-        error: null,
-        endedAt: null,
-        workflowId: `deploy/default/${id}/local/${orphanId}`,
-        createdAt: new Date(Date.now() - 5 * 60_000),
-        updatedAt: new Date(),
-      });
+    await svc.database.db.insert(deployments).values({
+      ...template!,
+      id: orphanId,
+      status: 'deploying',
+      error: null,
+      endedAt: null,
+      workflowId: `deploy/default/${id}/local/${orphanId}`,
+      createdAt: new Date(Date.now() - 5 * 60_000),
+      updatedAt: new Date(),
+    });
     const polled = performance.now();
     const orphan = (await svc.request('GET', `/api/v1/deployments/${orphanId}?wait=60`)).body;
     expect(performance.now() - polled).toBeLessThan(30_000);

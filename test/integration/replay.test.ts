@@ -81,18 +81,16 @@ describe('replay (POST /rules/replay, GET /replays/{id})', () => {
     // A past false positive of this rule: equal on Image and CommandLine to the evil events of odd hours.
     const [target] = await svc.database.db.select().from(targets).where(eq(targets.name, 'local'));
     const deploymentId = crypto.randomUUID();
-    await svc.database.db
-      .insert(deployments)
-      .values({
-        id: deploymentId,
-        tenantId: 'default',
-        ruleId: RULE_ID,
-        version: 1,
-        targetId: target!.id,
-        status: 'superseded',
-        approvalRequired: false,
-        workflowId: `deploy/default/${RULE_ID}/local/${deploymentId}`,
-      });
+    await svc.database.db.insert(deployments).values({
+      id: deploymentId,
+      tenantId: 'default',
+      ruleId: RULE_ID,
+      version: 1,
+      targetId: target!.id,
+      status: 'superseded',
+      approvalRequired: false,
+      workflowId: `deploy/default/${RULE_ID}/local/${deploymentId}`,
+    });
     await svc.database.db.insert(alerts).values({
       tenantId: 'default',
       deploymentId,

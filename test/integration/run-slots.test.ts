@@ -55,20 +55,18 @@ describe('concurrent-run slots (POST /rules/shadow, /rules/replay)', () => {
         admitRun(svc.database.db, svc.client, auth, async (tx) => {
           await tx.execute(sql`select pg_sleep(0.05)`);
           const id = crypto.randomUUID();
-          await tx
-            .insert(shadowRuns)
-            .values({
-              id,
-              tenantId: 'slots-slow',
-              ruleId: RULE_ID,
-              version: null,
-              ruleContent: ruleText,
-              targetId: local!.id,
-              duration: 'PT1M',
-              interval: 'PT1M',
-              status: 'running',
-              workflowId: `shadow/slots-slow/${id}`,
-            });
+          await tx.insert(shadowRuns).values({
+            id,
+            tenantId: 'slots-slow',
+            ruleId: RULE_ID,
+            version: null,
+            ruleContent: ruleText,
+            targetId: local!.id,
+            duration: 'PT1M',
+            interval: 'PT1M',
+            status: 'running',
+            workflowId: `shadow/slots-slow/${id}`,
+          });
         }),
       ),
     );
