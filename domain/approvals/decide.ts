@@ -22,7 +22,7 @@ export async function decideApproval(deps: DomainDeps, actor: Actor, id: string,
   if (row.status !== 'pending') throw conflict(`This approval is already ${row.status}`);
   if (row.requestedByPrincipal !== null && row.requestedByPrincipal === actor.principal) {
     throw insufficientScope(
-      `This change was requested by ${actor.principal}, whom this token acts for; four-eyes needs another person to decide it: ask a reviewer with their own approve token`,
+      `The token that requested a change may not decide it, nor may any other token of the same person: ${actor.principal} requested this one; ask a reviewer with an approve token of their own`,
     );
   }
   try {
