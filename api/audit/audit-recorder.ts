@@ -6,7 +6,7 @@ import type { AuthFailure } from '../auth/authenticate';
 import { redactTokens } from '../auth/token-hygiene';
 
 /** What the request pipeline learns about the caller, for the audit row. */
-export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; route?: string; authFailure?: AuthFailure };
+export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; principal?: string; route?: string; authFailure?: AuthFailure };
 
 export function auditSubject(res: Response): AuditSubject {
   return (res.locals.audit ??= {}) as AuditSubject;
@@ -22,6 +22,7 @@ const AUDIT_COLUMNS: AuditColumn[] = [
   { name: 'request_id', type: 'text', pick: (r) => r.requestId },
   { name: 'token_id', type: 'uuid', pick: (r) => r.tokenId ?? null },
   { name: 'token_prefix', type: 'text', pick: (r) => r.tokenPrefix ?? null },
+  { name: 'principal', type: 'text', pick: (r) => r.principal ?? null },
   { name: 'tenant_id', type: 'text', pick: (r) => r.tenantId ?? null },
   { name: 'method', type: 'text', pick: (r) => r.method },
   { name: 'route', type: 'text', pick: (r) => r.route },
@@ -101,6 +102,7 @@ export function auditRequests(writer: AuditWriter) {
         requestId: String(req.id),
         tokenId: subject.tokenId ?? null,
         tokenPrefix: subject.tokenPrefix ?? null,
+        principal: subject.principal ?? null,
         tenantId: subject.tenantId ?? null,
         method: req.method,
         route: subject.route ?? '(unmatched)',

@@ -70,6 +70,8 @@ export async function identify(
         tier: row.tier,
         permissions: effectivePermissions(row.permissions),
         environments: row.environments ?? null,
+        principal: row.principal,
+        expiresAt: row.expires_at ? new Date(row.expires_at) : null,
       },
     };
     cache.set(hash, resolved);
@@ -81,7 +83,7 @@ export async function identify(
 }
 
 const TOKEN_SQL = `
-  select t.id, t.tenant_id, t.permissions, t.environments, t.expires_at, t.revoked_at, tn.tier
+  select t.id, t.tenant_id, t.permissions, t.environments, t.principal, t.expires_at, t.revoked_at, tn.tier
   from api_tokens t join tenants tn on tn.id = t.tenant_id
   where t.hash = $1`;
 
@@ -90,6 +92,7 @@ type TokenRow = {
   tenant_id: string;
   permissions: string[];
   environments: string[] | null;
+  principal: string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
   tier: Tier;

@@ -16,6 +16,7 @@ export function deploymentView(temporal: ApiDeps['temporal'], record: Deployment
     noise_budget: d.noiseBudget ?? null,
     demotion: record.demotion,
     requested_by: d.requestedBy,
+    requested_by_principal: d.requestedByPrincipal,
     error: d.error,
     workflow_id: d.workflowId,
     run_id: d.runId,

@@ -91,6 +91,7 @@ export const Deployment = openapi(
     noise_budget: NoiseBudget.nullable(),
     demotion: Demotion.nullable().describe('The last demotion by the noise budget (and its promotion back), when there was one'),
     requested_by: z.string().nullable(),
+    requested_by_principal: z.string().nullable().describe('The person the requesting token acts for; null when the service requested it (a budget rollback)'),
     error: z.string().nullable(),
     workflow_id: z.string(),
     run_id: z.string().nullable(),

@@ -43,6 +43,7 @@ export function identifyAndLimit(
     if (identity.ok) {
       subject.tokenId = identity.auth.tokenId;
       subject.tenantId = identity.auth.tenantId;
+      subject.principal = identity.auth.principal;
       throttle.succeeded(address, identity.tokenHash);
     } else {
       subject.authFailure = identity.failure;

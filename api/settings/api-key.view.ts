@@ -8,6 +8,7 @@ export function apiKeyView(row: ApiKeyRecord) {
     tenant_id: row.tenantId,
     permissions: row.permissions,
     environments: row.environments ?? null,
+    principal: row.principal,
     created_at: row.createdAt.toISOString(),
     expires_at: row.expiresAt?.toISOString() ?? null,
     revoked_at: row.revokedAt?.toISOString() ?? null,
@@ -15,6 +16,6 @@ export function apiKeyView(row: ApiKeyRecord) {
 }
 
 /** A token just created: the only answer that carries the token itself. */
-export function issuedApiKeyView(key: IssuedApiKey) {
-  return { ...apiKeyView(key), token: key.token };
+export function issuedApiKeyView(key: IssuedApiKey, expiresAtCapped = false) {
+  return { ...apiKeyView(key), token: key.token, expires_at_capped: expiresAtCapped };
 }

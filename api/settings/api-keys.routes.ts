@@ -26,15 +26,16 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
           permissions: body.permissions,
           environments: body.environments,
           expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+          principal: body.principal,
         });
-        return { status: 201, headers: { Location: `/api/v1/settings/api-keys/${key.id}` }, body: issuedApiKeyView(key) };
+        return { status: 201, headers: { Location: `/api/v1/settings/api-keys/${key.id}` }, body: issuedApiKeyView(key, key.expiresAtCapped) };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/settings/api-keys',
       operationId: 'listApiKeys',
-      summary: "List the tenant's API tokens (never the tokens themselves)",
+      summary: "List the tenant's API tokens (never the tokens themselves; the operator's only to an operator)",
       tag: 'settings',
       permission: 'admin',
       scope: { kind: 'tenant' },
@@ -52,14 +53,15 @@ export function apiKeyRoutes(deps: ApiDeps, tokenCache: TokenCache) {
       method: 'delete',
       path: '/settings/api-keys/{id}',
       operationId: 'revokeApiKey',
-      summary: 'Revoke an API token; it stops working at once',
+      summary: 'Revoke an API token no wider than the revoking one; it stops working at once',
       tag: 'settings',
       permission: 'admin',
       scope: { kind: 'tenant' },
       params: UuidParams,
       responses: {
         200: { description: 'The revoked token', schema: ApiKey },
-        404: { description: 'No such token in this tenant', schema: ProblemSchema },
+        403: { description: 'The token lacks admin, or the token to revoke holds a permission or environment this one does not', schema: ProblemSchema },
+        404: { description: 'No such token in this tenant (an operator token, to a token without operator)', schema: ProblemSchema },
       },
       handler: async ({ params, auth }) => {
         const { key, revokedNow } = await revokeApiKey(deps, auth, params.id);

@@ -7,6 +7,7 @@ export function auditEntryView(r: AuditRow) {
     request_id: r.requestId,
     token_id: r.tokenId,
     token_prefix: r.tokenPrefix,
+    principal: r.principal,
     tenant_id: r.tenantId,
     method: r.method,
     route: r.route,

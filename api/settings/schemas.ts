@@ -14,7 +14,18 @@ export const CreateApiKeyBody = openapi(
       name: z.string().min(1).max(200),
       permissions: z.array(z.enum(PERMISSIONS)).min(1),
       environments: z.array(environmentName).min(1).nullable().default(null).describe('null: every environment of the tenant'),
-      expires_at: z.iso.datetime({ offset: true }).nullable().default(null),
+      expires_at: z.iso
+        .datetime({ offset: true })
+        .nullable()
+        .default(null)
+        .describe('null: never. Capped at the creating token’s own expiry (see expires_at_capped in the answer)'),
+      principal: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe('The person the token acts for (e.g. an email); the creating token’s when absent. Another person’s needs an admin token'),
     })
     .strict(),
   'CreateApiKey',
@@ -28,6 +39,7 @@ export const ApiKey = openapi(
     tenant_id: z.string(),
     permissions: z.array(z.string()),
     environments: z.array(z.string()).nullable(),
+    principal: z.string().describe('The person (or system) the token acts for; four-eyes compares principals'),
     created_at: z.string(),
     expires_at: z.string().nullable(),
     revoked_at: z.string().nullable(),
@@ -35,7 +47,13 @@ export const ApiKey = openapi(
   'ApiKey',
 );
 
-export const CreatedApiKey = openapi(ApiKey.extend({ token: z.string().describe('The token itself, shown only in this response') }), 'CreatedApiKey');
+export const CreatedApiKey = openapi(
+  ApiKey.extend({
+    token: z.string().describe('The token itself, shown only in this response'),
+    expires_at_capped: z.boolean().describe('true when expires_at was brought forward to the creating token’s expiry: a token may not outlive its creator'),
+  }),
+  'CreatedApiKey',
+);
 
 export const ApiKeyList = openapi(z.object({ items: z.array(ApiKey), next_cursor: z.string().nullable() }), 'ApiKeyList');
 
@@ -80,6 +98,7 @@ export const AuditEntry = openapi(
     request_id: z.string(),
     token_id: z.string().nullable(),
     token_prefix: z.string().nullable(),
+    principal: z.string().nullable().describe('The person the token acts for'),
     tenant_id: z.string().nullable(),
     method: z.string(),
     route: z.string(),

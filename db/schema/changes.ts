@@ -35,6 +35,8 @@ export const deployments = pgTable(
     runId: text('run_id'),
     demotion: jsonb('demotion').$type<Demotion>(),
     requestedBy: uuid('requested_by'),
+    /** The principal of the requesting token; null when the service itself requested it (a budget rollback). */
+    requestedByPrincipal: text('requested_by_principal'),
     error: text('error'),
     /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
     detectionCursor: bigint('detection_cursor', { mode: 'number' }),
@@ -66,7 +68,10 @@ export const approvals = pgTable(
     link: text('link'),
     impact: jsonb('impact').$type<Record<string, unknown>>(),
     requestedBy: uuid('requested_by'),
+    requestedByPrincipal: text('requested_by_principal'),
     decidedBy: uuid('decided_by'),
+    /** The principal of the deciding token: never the requester's (four-eyes by person). */
+    decidedByPrincipal: text('decided_by_principal'),
     decision: text('decision'),
     comment: text('comment'),
     workflowId: text('workflow_id').notNull(),

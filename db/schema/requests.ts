@@ -12,6 +12,8 @@ export const auditLog = pgTable(
     tokenId: uuid('token_id'),
     /** What the client presented when no token could be identified (never the secret part). */
     tokenPrefix: text('token_prefix'),
+    /** The principal of the token, when one was identified. */
+    principal: text('principal'),
     tenantId: text('tenant_id'),
     method: text('method').notNull(),
     route: text('route').notNull(),

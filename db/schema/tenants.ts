@@ -68,6 +68,11 @@ export const apiTokens = pgTable(
     environments: jsonb('environments').$type<string[] | null>(),
     permissions: jsonb('permissions').$type<string[]>().notNull(),
     createdBy: uuid('created_by'),
+    /**
+     * The person (or system) the token acts for, e.g. an email; tokens a token creates inherit it.
+     * Four-eyes compares principals. Tokens made before principals existed: `token:<id>`.
+     */
+    principal: text('principal').notNull(),
     createdAt: createdAt(),
     expiresAt: tstz('expires_at'),
     revokedAt: tstz('revoked_at'),

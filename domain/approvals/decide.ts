@@ -11,14 +11,20 @@ import { RunUpdate } from '../contracts';
 export type Decision = { decision: DecisionInput['decision']; comment: string | null };
 
 /**
- * Records a reviewer's decision on a pending approval: approve, reject or request_changes, not by
- * the requester, once. The change's run takes it as an update, so the caller learns at once
- * whether it was taken. Answers the decided approval.
+ * Records a reviewer's decision on a pending approval: approve, reject or request_changes, once,
+ * not by the person who requested it (whichever of their tokens): refused here, before the run
+ * hears of it; the run still refuses the requesting token itself. The change's run takes it as an
+ * update, so the caller learns at once whether it was taken. Answers the decided approval.
  */
 export async function decideApproval(deps: DomainDeps, actor: Actor, id: string, decision: Decision): Promise<ApprovalRecord> {
   const { db } = deps.database;
   const row = await findApproval(db, actor.tenantId, id);
   if (row.status !== 'pending') throw conflict(`This approval is already ${row.status}`);
+  if (row.requestedByPrincipal !== null && row.requestedByPrincipal === actor.principal) {
+    throw insufficientScope(
+      `The token that requested a change may not decide it, nor may any other token of the same person: ${actor.principal} requested this one; ask a reviewer with an approve token of their own`,
+    );
+  }
   try {
     await deps.temporal.client.workflow
       .getHandle(row.workflowId)

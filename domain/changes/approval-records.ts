@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { approvals, deployments } from '../../db/schema';
+import { apiTokens, approvals, deployments } from '../../db/schema';
 import { type DeploymentStatus } from '../contracts';
 import type { Decision } from '../contracts';
 import type { ImpactSummary } from './impact-summary';
@@ -35,7 +35,15 @@ export function approvalRecords({ db, now = () => new Date() }: { db: Db; now?: 
       const status = APPROVAL_STATUS_OF[input.decision];
       const [row] = await db
         .update(approvals)
-        .set({ status, decision: input.decision, comment: input.comment, decidedBy: input.decidedBy, decidedAt: now() })
+        .set({
+          status,
+          decision: input.decision,
+          comment: input.comment,
+          decidedBy: input.decidedBy,
+          // The person the deciding token acts for (principals never change), recorded with the decision.
+          decidedByPrincipal: sql`(select ${apiTokens.principal} from ${apiTokens} where ${apiTokens.id} = ${input.decidedBy})`,
+          decidedAt: now(),
+        })
         .where(and(eq(approvals.id, input.approvalId), eq(approvals.status, 'pending')))
         .returning({ deploymentIds: approvals.deploymentIds });
       if (row && input.decision !== 'approve') {

@@ -37,6 +37,8 @@ export async function prepareRollback(
     restoreId: string;
     workflowId: string;
     requestedBy: string | null;
+    /** The requesting token's principal; absent when the service itself rolls back. */
+    requestedByPrincipal?: string;
     reason: string;
     /** The restored deployment's budget: the live one's unless given. */
     noiseBudget?: Deployment['noiseBudget'];
@@ -58,6 +60,7 @@ export async function prepareRollback(
         noiseBudget: input.noiseBudget === undefined ? live.noiseBudget : input.noiseBudget,
         workflowId: input.workflowId,
         requestedBy: input.requestedBy,
+        requestedByPrincipal: input.requestedByPrincipal ?? null,
       })
       .onConflictDoNothing();
     const [restore] = await db.select({ id: deployments.id }).from(deployments).where(eq(deployments.workflowId, input.workflowId));

@@ -60,7 +60,16 @@ export async function requestRollback(deps: DomainDeps, actor: Actor, request: R
 
   const id = request.idempotencyKey ? await claimIdempotencyKey(db, actor.tenantId, 'rollback', request.idempotencyKey, request.requestBody) : crypto.randomUUID();
   const workflowId = workflowIds.rollback(actor.tenantId, ruleId, target.name, id);
-  const input = await prepareRollback(db, { live, targetName: target.name, toVersion, restoreId: id, workflowId, requestedBy: actor.tokenId, reason: request.reason });
+  const input = await prepareRollback(db, {
+    live,
+    targetName: target.name,
+    toVersion,
+    restoreId: id,
+    workflowId,
+    requestedBy: actor.tokenId,
+    requestedByPrincipal: actor.principal,
+    reason: request.reason,
+  });
   const runId = await startOrJoin<typeof Rollback>(deps.temporal.client, WorkflowType.Rollback, {
     workflowId,
     taskQueue: deps.temporal.taskQueue,

@@ -113,6 +113,7 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
           noiseBudget: change.noiseBudget,
           workflowId,
           requestedBy: auth.tokenId,
+          requestedByPrincipal: auth.principal,
         })),
       )
       .onConflictDoNothing();
@@ -131,6 +132,7 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
           description: change.description,
           link: change.link,
           requestedBy: auth.tokenId,
+          requestedByPrincipal: auth.principal,
           workflowId,
           expiresAt: new Date(Date.now() + change.expiresInMs),
         })

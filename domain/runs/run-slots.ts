@@ -90,7 +90,7 @@ export async function settleEndedRuns(db: Db, client: Client, tenantId: string, 
  * tier has a free slot; 403 `resource-limit` otherwise. Rows of runs that ended unrecorded are
  * settled first when the tenant looks full.
  */
-export async function admitRun(db: Db, client: Client, auth: Actor, insert: (tx: Tx) => Promise<unknown>): Promise<void> {
+export async function admitRun(db: Db, client: Client, auth: Pick<Actor, 'tenantId' | 'tier'>, insert: (tx: Tx) => Promise<unknown>): Promise<void> {
   const max = limitsOf(auth).concurrentRuns;
   if (max === null) {
     await db.transaction(async (tx) => {

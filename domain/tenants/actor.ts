@@ -9,6 +9,10 @@ export type Actor = {
   permissions: ReadonlySet<Permission>;
   /** Environment names the token may act on; null means every environment of its tenant. */
   environments: readonly string[] | null;
+  /** The person (or system) the token acts for: four-eyes compares principals, not tokens. */
+  principal: string;
+  /** When the token stops working; null: never. A token it creates may not outlive it. */
+  expiresAt: Date | null;
 };
 
 // `admin` manages its tenant, so it can do everything inside it; `operator` (the service operator's
@@ -23,4 +27,17 @@ export function effectivePermissions(granted: readonly string[]): Set<Permission
 
 export function mayUseEnvironment(actor: Actor, environment: string): boolean {
   return actor.environments === null || actor.environments.includes(environment);
+}
+
+/**
+ * Whether the actor holds everything a token grants: each of its permissions (with `admin`'s
+ * implied ones) and each of its environments. Null when it does, else what it lacks.
+ */
+export function missingScope(actor: Actor, permissions: readonly string[], environments: readonly string[] | null): string | null {
+  const lacking = [...effectivePermissions(permissions)].filter((p) => !actor.permissions.has(p));
+  if (lacking.length) return `permissions ${lacking.join(', ')}`;
+  if (actor.environments === null) return null;
+  if (environments === null) return `all environments (this token is limited to ${actor.environments.join(', ')})`;
+  const outside = environments.filter((e) => !actor.environments!.includes(e));
+  return outside.length ? `environments ${outside.join(', ')}` : null;
 }

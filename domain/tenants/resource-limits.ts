@@ -20,7 +20,7 @@ export const TIER_RESOURCE_LIMITS: Record<Tier, ResourceLimits> = {
   unlimited: { ruleSizeBytes: 4 * 1024 * KiB, rules: null, activeDeployments: null, concurrentRuns: null, replayWindowDays: 365, fixturesPerTest: 5_000 },
 };
 
-export function limitsOf(auth: Actor): ResourceLimits {
+export function limitsOf(auth: Pick<Actor, 'tier'>): ResourceLimits {
   return TIER_RESOURCE_LIMITS[auth.tier];
 }
 

@@ -45,6 +45,8 @@ export type NewToken = {
   environments: string[] | null;
   expiresAt: Date | null;
   createdBy: string | null;
+  /** The person (or system) the token acts for. */
+  principal: string;
   /** A caller-chosen token (bootstrap automation); generated when absent. */
   token?: string;
 };
@@ -65,6 +67,7 @@ export async function createToken(db: Db, input: NewToken): Promise<CreatedToken
       environments: input.environments,
       expiresAt: input.expiresAt,
       createdBy: input.createdBy,
+      principal: input.principal,
     })
     .returning({ id: apiTokens.id, createdAt: apiTokens.createdAt });
   return { id: row!.id, token, displayPrefix: displayPrefix(token), createdAt: row!.createdAt };
@@ -73,7 +76,7 @@ export async function createToken(db: Db, input: NewToken): Promise<CreatedToken
 /** What may be shown of a token: everything but its hash. */
 export type ApiKeyRecord = Pick<
   typeof apiTokens.$inferSelect,
-  'id' | 'name' | 'displayPrefix' | 'tenantId' | 'permissions' | 'environments' | 'createdAt' | 'expiresAt' | 'revokedAt'
+  'id' | 'name' | 'displayPrefix' | 'tenantId' | 'permissions' | 'environments' | 'principal' | 'createdAt' | 'expiresAt' | 'revokedAt'
 >;
 /** A token just created: its record, and the token itself, which is shown this once. */
 export type IssuedApiKey = ApiKeyRecord & { token: string };
@@ -88,6 +91,7 @@ export async function issueApiKey(db: Db, input: NewToken): Promise<IssuedApiKey
     tenantId: input.tenantId,
     permissions: input.permissions,
     environments: input.environments,
+    principal: input.principal,
     createdAt: created.createdAt,
     expiresAt: input.expiresAt,
     revokedAt: null,
@@ -100,6 +104,9 @@ export async function environmentsExist(db: Db, tenantId: string, names: string[
   const known = new Set(rows.map((r) => r.name));
   return names.filter((n) => !known.has(n));
 }
+
+/** The principal of the bootstrap token: the service operator who installed detflow. */
+export const BOOTSTRAP_PRINCIPAL = 'bootstrap';
 
 export const ALL_PERMISSIONS: Permission[] = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve', 'admin', 'operator'];
 
@@ -127,6 +134,7 @@ export async function ensureBootstrap(db: Db, options: { tier: Tier; token: stri
     environments: null,
     expiresAt: null,
     createdBy: null,
+    principal: BOOTSTRAP_PRINCIPAL,
     ...(options.token ? { token: options.token } : {}),
   });
   return token;
@@ -145,6 +153,7 @@ async function ensureFixedToken(db: Db, token: string): Promise<void> {
     environments: null,
     expiresAt: null,
     createdBy: null,
+    principal: BOOTSTRAP_PRINCIPAL,
     token,
   });
 }
@@ -165,13 +174,23 @@ export async function findTenant(db: Db, id: string): Promise<TenantRecord | und
 
 /**
  * Tenant management is the service operator's: creates a tenant with its environments (each once)
- * and its first admin token, which holds every permission but `operator`.
+ * and its first admin token, which holds every permission but `operator` and acts for
+ * `admin@<tenant>`. It is the tenant's root: not capped by the operator token's expiry (nobody
+ * could mint the tenant another one).
  */
 export async function createTenantWithAdmin(db: Db, input: NewTenant, createdBy: string): Promise<{ tenant: TenantRecord; adminKey: IssuedApiKey }> {
   const created = await createTenant(db, { ...input, environments: [...new Set(input.environments)] });
   if (!created) throw conflict(`A tenant ${input.id} already exists`);
   const permissions = ALL_PERMISSIONS.filter((p) => p !== 'operator');
-  const adminKey = await issueApiKey(db, { tenantId: input.id, name: 'tenant admin', permissions, environments: null, expiresAt: null, createdBy });
+  const adminKey = await issueApiKey(db, {
+    tenantId: input.id,
+    name: 'tenant admin',
+    permissions,
+    environments: null,
+    expiresAt: null,
+    createdBy,
+    principal: `admin@${input.id}`,
+  });
   return { tenant: (await findTenant(db, input.id))!, adminKey };
 }
 

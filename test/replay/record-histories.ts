@@ -107,8 +107,8 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     );
     // Scheduled detection every second, so the DetectionRun paths below come within seconds.
     await detectEverySecond(svc);
-    const requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] })).token;
-    const reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] })).token;
+    const requester = (await createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'], principal: 'ci' })).token;
+    const reviewer = (await createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'], principal: 'reviewer' })).token;
     for (const [id, image] of [
       [DEPLOY_RULE, 'deployed.exe'],
       [DETECT_RULE, 'detected.exe'],

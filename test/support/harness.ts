@@ -266,12 +266,12 @@ export async function createApiKey(svc: TestService, adminToken: string, body: R
 
 /** The key a CI pipeline works with: it stores rules and requests deployments, but approves none. */
 export function createCiKey(svc: TestService): Promise<{ id: string; token: string }> {
-  return createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'] });
+  return createApiKey(svc, svc.token, { name: 'ci', permissions: ['deploy', 'rules:read', 'rules:write'], principal: 'ci' });
 }
 
 /** The key of a reviewer: it approves or rejects what others requested, and deploys nothing itself. */
 export function createReviewerKey(svc: TestService): Promise<{ id: string; token: string }> {
-  return createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'] });
+  return createApiKey(svc, svc.token, { name: 'reviewer', permissions: ['approve', 'rules:read'], principal: 'reviewer' });
 }
 
 /** What a test may change in the rule `processRule` writes; each part left out is as shown. */
