@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, listValue } from '@duckdb/node-api';
+import { DeploymentRegistry } from '../../siem/local/deployments';
 import { IngestSourceError, LocalEventStore } from '../../siem/local/event-store';
 
 /** The target (the service's target id) the tests' events are sent to and read from. */
@@ -542,6 +543,110 @@ describe('file-backed store', () => {
       expect(more.firstSeq).toBe(3);
     } finally {
       await b.close();
+    }
+  });
+});
+
+describe('targets', () => {
+  const OTHER = 'target-b';
+  const batch = (tag: string, times: number[]) => ({
+    kind: 'json-array' as const,
+    input: times.map((ts, i) => ({ ts, tag, Image: i % 2 ? 'x\\cmd.exe' : 'x\\powershell.exe' })),
+  });
+
+  it("reads only the target's own events: counts, searches, replay plans, live evaluation and stats", async () => {
+    await store.ingest('acme', TARGET, batch('a', [T0, T0 + 1000, T0 + 2000]), { timestampField: 'ts' });
+    await store.ingest('acme', OTHER, batch('b', [T0 + 500, T0 + DAY, T0 + DAY + 1, T0 + DAY + 2, T0 + DAY + 3]), { timestampField: 'ts' });
+    await store.ingest('other-tenant', TARGET, batch('c', [T0]), { timestampField: 'ts' });
+    const tags = (events: ReadonlyArray<{ event: Record<string, unknown> }>) => [...new Set(events.map((e) => e.event.tag))];
+
+    expect(await store.count('acme', TARGET, ps, ALL_2024)).toMatchObject({ scanned: 3, matched: 2 });
+    expect(await store.count('acme', OTHER, ps, ALL_2024)).toMatchObject({ scanned: 5, matched: 3 });
+    expect(tags((await store.search('acme', TARGET, 'true', ALL_2024)).events)).toEqual(['a']);
+    expect(tags((await store.search('acme', OTHER, 'true', ALL_2024)).events)).toEqual(['b']);
+    expect((await store.planChunks('acme', TARGET, ALL_2024, 1000)).map((c) => c.events)).toEqual([3]);
+    expect((await store.planChunks('acme', OTHER, ALL_2024, 1000)).map((c) => c.events)).toEqual([5]);
+    // A window cutting an hour counts that hour on the events table: the target's own too.
+    const cut = { from: new Date(T0 + 1), to: new Date(T0 + DAY + 2) };
+    expect((await store.planChunks('acme', OTHER, cut, 1000)).map((c) => c.events)).toEqual([3]);
+
+    const a = await store.since('acme', TARGET, 'true', 0);
+    expect(a).toMatchObject({ scanned: 3, cursor: 9 });
+    expect(tags(a.events)).toEqual(['a']);
+    expect(tags((await store.since('acme', OTHER, 'true', 0)).events)).toEqual(['b']);
+    expect((await store.since('other-tenant', OTHER, 'true', 0)).scanned).toBe(0);
+
+    expect((await store.tenantStats('acme', TARGET)).events).toBe(3);
+    expect((await store.tenantStats('acme', OTHER)).events).toBe(5);
+    expect((await store.tenantStats('acme')).events).toBe(8);
+    await expect(store.count('acme', '', 'true', ALL_2024)).rejects.toThrow(/targetId/);
+    await expect(store.ingest('acme', ' ', batch('x', [T0]), { timestampField: 'ts' })).rejects.toThrow(/targetId/);
+  });
+
+  it("applies the tenant's retention on every one of its targets and keeps each target's hourly counts right", async () => {
+    const now = new Date(T0 + 100 * DAY);
+    const ago = (d: number) => now.getTime() - d * DAY;
+    await store.ingest('acme', TARGET, batch('a', [ago(40), ago(10)]), { timestampField: 'ts' });
+    await store.ingest('acme', OTHER, batch('b', [ago(40), ago(35), ago(5)]), { timestampField: 'ts' });
+    expect((await store.applyRetention('acme', 30, now)).deleted).toBe(3);
+    const window = { from: new Date(0), to: now };
+    expect((await store.planChunks('acme', TARGET, window, 1000)).map((c) => c.events)).toEqual([1]);
+    expect((await store.planChunks('acme', OTHER, window, 1000)).map((c) => c.events)).toEqual([1]);
+  });
+
+  it('gives events written before targets to the owner the service names, once, and reads them only then', async () => {
+    const path = join(dir, 'before-targets.duckdb');
+    const old = await LocalEventStore.open({ path });
+    await old.ingest('acme', TARGET, batch('old', [T0, T0 + 1000]), { timestampField: 'ts' });
+    await old.ingest('globex', TARGET, batch('old', [T0]), { timestampField: 'ts' });
+    await old.ingest('initech', TARGET, batch('old', [T0]), { timestampField: 'ts' });
+    await new DeploymentRegistry(old).deploy({ deploymentId: 'd-old', tenantId: 'acme', targetId: TARGET, rule: { ruleId: 'r', version: 1, query: 'true' } }, new Date(T0));
+    await old.close();
+    // The file as a version before targets wrote it: no target_id column, no store_meta table.
+    const inst = await DuckDBInstance.create(path);
+    const con = await inst.connect();
+    await con.run(`ALTER TABLE events DROP COLUMN target_id`);
+    await con.run(`ALTER TABLE event_hours DROP COLUMN target_id`);
+    await con.run(`DROP TABLE store_meta`);
+    await con.run(`ALTER TABLE deployed_rules DROP COLUMN target_id`);
+    con.closeSync();
+    inst.closeSync();
+
+    const b = await LocalEventStore.open({ path });
+    try {
+      expect(await b.hasUntargetedEvents()).toBe(true);
+      expect((await b.count('acme', TARGET, 'true', ALL_2024)).scanned).toBe(0); // nobody's until adopted
+      // A batch sent meanwhile keeps its own target.
+      await b.ingest('acme', OTHER, batch('new', [T0]), { timestampField: 'ts' });
+      expect(
+        await b.adoptUntargetedEvents([
+          { tenantId: 'acme', targetId: 'acme-local' },
+          { tenantId: 'globex', targetId: 'globex-local' },
+        ]),
+      ).toBe(3);
+      expect(await b.hasUntargetedEvents()).toBe(false);
+      expect((await new DeploymentRegistry(b).listActive('acme', 'acme-local')).map((d) => d.deploymentId)).toEqual(['d-old']);
+      expect(await b.count('acme', 'acme-local', 'true', ALL_2024)).toMatchObject({ scanned: 2 });
+      expect((await b.planChunks('acme', 'acme-local', ALL_2024, 1000)).map((c) => c.events)).toEqual([2]);
+      expect((await b.since('globex', 'globex-local', 'true', 0)).scanned).toBe(1);
+      expect((await b.count('acme', OTHER, 'true', ALL_2024)).scanned).toBe(1);
+      // A tenant the service did not name keeps no target: read by nothing, still the tenant's for retention.
+      expect((await b.tenantStats('initech')).events).toBe(1);
+      // Once only: a later call changes nothing.
+      expect(await b.adoptUntargetedEvents([{ tenantId: 'initech', targetId: 'initech-local' }])).toBe(0);
+      expect((await b.count('initech', 'initech-local', 'true', ALL_2024)).scanned).toBe(0);
+      const more = await b.ingest('acme', 'acme-local', batch('more', [T0]), { timestampField: 'ts' });
+      expect(more.firstSeq).toBe(6);
+      expect((await b.search('acme', 'acme-local', 'true', ALL_2024)).events.map((e) => e.event.tag)).toEqual(['old', 'more', 'old']);
+    } finally {
+      await b.close();
+    }
+    const c = await LocalEventStore.open({ path });
+    try {
+      expect(await c.hasUntargetedEvents()).toBe(false);
+      expect((await c.count('acme', 'acme-local', 'true', ALL_2024)).scanned).toBe(3);
+    } finally {
+      await c.close();
     }
   });
 });

@@ -169,3 +169,29 @@ describe('alert and run statistics', () => {
     await expect(adapter.runStats('acme', 'rule-ps', day)).rejects.toThrow(/local targets lack runStats/);
   });
 });
+
+describe('targets', () => {
+  it("keeps a rule's deployments on two targets of a tenant apart", async () => {
+    await adapter.deploy({ deploymentId: 'dev-1', tenantId: 'acme', targetId: 'dev', rule: psRule(1) });
+    expect(await adapter.deploy({ deploymentId: 'prod-1', tenantId: 'acme', targetId: 'prod', rule: psRule(1) })).toMatchObject({ changed: true, superseded: null });
+    expect(await adapter.deploy({ deploymentId: 'prod-2', tenantId: 'acme', targetId: 'prod', rule: psRule(2) })).toMatchObject({ changed: true, superseded: 'prod-1' });
+    expect((await adapter.listDeployed('acme', 'dev')).map((d) => [d.deploymentId, d.targetId])).toEqual([['dev-1', 'dev']]);
+    expect((await adapter.listDeployed('acme', 'prod')).map((d) => [d.deploymentId, d.version])).toEqual([['prod-2', 2]]);
+    expect((await adapter.listDeployed('acme')).map((d) => d.deploymentId)).toEqual(['dev-1', 'prod-2']);
+    await expect(adapter.deploy({ deploymentId: 'dev-1', tenantId: 'acme', targetId: 'prod', rule: psRule(1) })).rejects.toThrow(DeploymentConflictError);
+  });
+
+  it("evaluates a rule on its target's events only", async () => {
+    await store.ingest(
+      'acme',
+      'dev',
+      { kind: 'json-array', input: [{ ts: T0, Image: 'a\\powershell.exe' }] },
+      { timestampField: 'ts', logsource: { product: 'windows', category: 'process_creation' } },
+    );
+    const window = { from: new Date(T0), to: new Date(T0 + 86_400_000) };
+    expect(await adapter.evaluateSince('acme', 'prod', psRule(1), 0)).toMatchObject({ scanned: 0, matched: 0 });
+    expect(await adapter.evaluateSince('acme', 'dev', psRule(1), 0)).toMatchObject({ scanned: 1, matched: 1 });
+    expect(await adapter.count('acme', 'prod', psRule(1), window)).toMatchObject({ scanned: 0, matched: 0 });
+    expect((await adapter.search('acme', 'dev', psRule(1), window)).events).toHaveLength(1);
+  });
+});
