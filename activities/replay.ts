@@ -40,7 +40,7 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
     async planReplay({ replayId }: { replayId: string }): Promise<Array<{ from: string; to: string; events: number }>> {
       const { r, kind } = await loadReplay(replayId);
       compileStoredRun(siem, r, kind); // a rule that cannot run fails the replay before any work
-      const chunks = await adapterFor(siem, kind).planChunks(r.tenantId, { from: r.windowFrom, to: r.windowTo }, r.chunkEvents);
+      const chunks = await adapterFor(siem, kind).planChunks(r.tenantId, r.targetId, { from: r.windowFrom, to: r.windowTo }, r.chunkEvents);
       return chunks.map((c) => ({ from: c.from.toISOString(), to: c.to.toISOString(), events: c.events }));
     },
 
@@ -56,7 +56,7 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
         async () => {
           const { r, kind } = await loadReplay(replayId);
           const rule = compileStoredRun(siem, r, kind);
-          return adapterFor(siem, kind).count(r.tenantId, rule, { from: new Date(from), to: new Date(to) });
+          return adapterFor(siem, kind).count(r.tenantId, r.targetId, rule, { from: new Date(from), to: new Date(to) });
         },
         { index, phase: 'counting' },
       );
@@ -82,7 +82,7 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
         const window = { from: r.windowFrom, to: new Date(until) };
         const found =
           window.to.getTime() > window.from.getTime()
-            ? await adapterFor(siem, kind).search(r.tenantId, rule, window, { limit: NOISE_SAMPLE_EVENTS })
+            ? await adapterFor(siem, kind).search(r.tenantId, r.targetId, rule, window, { limit: NOISE_SAMPLE_EVENTS })
             : { events: [], matched: 0 };
         const fps = await falsePositiveEvents(db, r.tenantId, r.ruleId);
         return estimateNoise(found.events, found.matched, fields, fps);

@@ -26,11 +26,11 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
   }
 
   return {
-    /** Where the shadow starts reading: the target's cursor now, so only events ingested from now on count. */
+    /** Where the shadow starts reading: the target's cursor now, so only events sent to it from now on count. */
     async beginShadow({ shadowId }: { shadowId: string }): Promise<{ cursor: number }> {
       const { s, kind } = await loadShadow(shadowId);
       compileStoredRun(siem, s, kind);
-      return { cursor: await adapterFor(siem, kind).latestCursor(s.tenantId) };
+      return { cursor: await adapterFor(siem, kind).latestCursor(s.tenantId, s.targetId) };
     },
 
     /**
@@ -41,7 +41,7 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
       const { s, kind } = await loadShadow(shadowId);
       const rule = compileStoredRun(siem, s, kind);
       const t0 = performance.now();
-      const found = await adapterFor(siem, kind).evaluateSince(s.tenantId, rule, cursor, { limit: 0 });
+      const found = await adapterFor(siem, kind).evaluateSince(s.tenantId, s.targetId, rule, cursor, { limit: 0 });
       return { cursor: found.cursor, scanned: found.scanned, matched: found.matched, bytesScanned: found.bytesScanned, durationMs: round(performance.now() - t0, 3) };
     },
 

@@ -91,7 +91,7 @@ async function generate(store: LocalEventStore): Promise<void> {
   const cmd = `CASE WHEN hash(i * 7) % 64 = 0 THEN 2 + 3 * (hash(i * 11) % 2) ELSE [0, 1, 3, 4, 6, 7][1 + (hash(i * 13) % 6)::INTEGER] END`;
   await store.write(async (con) => {
     await con.run(`INSERT INTO events BY NAME
-      SELECT i + 1 AS seq, 'bench' AS tenant_id, 'ev-' || i AS event_id, t AS event_time,
+      SELECT i + 1 AS seq, 'bench' AS tenant_id, 'bench' AS target_id, 'ev-' || i AS event_id, t AS event_time,
              TIMESTAMP '2024-02-01' AS ingested_at, 'windows' AS ls_product, 'process_creation' AS ls_category,
              strlen(raw) AS raw_bytes, raw,
              ${sqlArray(images)}[1 + img] AS "Image", ${sqlArray(names)}[1 + img] AS "OriginalFileName",
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     const window = { from: new Date(START), to: new Date(START + DAYS * 86_400_000) };
 
     // Warm-up: first touch of the file's blocks is I/O, not query work.
-    await store.count('bench', rule.query, window, rule.logsource);
+    await store.count('bench', 'bench', rule.query, window, rule.logsource);
 
     const rounds = 3;
     let replayBest = 0;
@@ -179,11 +179,11 @@ async function main(): Promise<void> {
     let chunks = 0;
     for (let r = 0; r < rounds; r++) {
       t = performance.now();
-      const plan = await adapter.planChunks('bench', window, 2_500_000);
+      const plan = await adapter.planChunks('bench', 'bench', window, 2_500_000);
       matched = 0;
       scanned = 0;
       for (const chunk of plan) {
-        const c = await adapter.count('bench', rule, chunk);
+        const c = await adapter.count('bench', 'bench', rule, chunk);
         matched += c.matched;
         scanned += c.scanned;
       }

@@ -129,7 +129,7 @@ export interface CursorEvent extends MatchedEvent {
 }
 
 /**
- * One live evaluation: the tenant's events committed after a cursor and up to the target's cursor
+ * One live evaluation: the target's events committed after a cursor and up to the target's cursor
  * at the start of the call, so that consecutive calls see every event once.
  */
 export interface LiveEvaluationResult extends ScanStats {
@@ -151,6 +151,8 @@ export interface DeployRequest {
   /** Caller's deployment id (from its own records); the idempotency key of deploy. */
   readonly deploymentId: string;
   readonly tenantId: string;
+  /** The target (the service's target id) the rule goes on: it evaluates that target's events. */
+  readonly targetId: string;
   readonly rule: CompiledRule;
 }
 
@@ -159,6 +161,8 @@ export type DeploymentState = 'active' | 'superseded' | 'undeployed';
 export interface DeployedRule {
   readonly deploymentId: string;
   readonly tenantId: string;
+  /** null only for a deployment recorded before deployments had a target, not adopted since. */
+  readonly targetId: string | null;
   readonly ruleId: string;
   readonly version: number;
   readonly query: string;
@@ -199,29 +203,34 @@ export interface RunStats {
   readonly lastError: string | null;
 }
 
-/** One target instance, as activities see it. */
+/**
+ * One target kind, as activities see it. Every call on events names the tenant and the target
+ * (the service's target id, stable across renames): an event belongs to the target it was sent to,
+ * and a count, search, replay plan or live evaluation reads that target's events only.
+ */
 export interface SiemAdapter<TRule = unknown> {
   readonly kind: TargetKind;
   capabilities(): AdapterCapabilities;
   compile(rule: TRule): CompileResult;
   runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]>;
 
-  count(tenantId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult>;
-  search(tenantId: string, rule: CompiledRule, window: TimeWindow, options?: { limit?: number }): Promise<WindowSearchResult>;
-  /** Splits a window into chunks of about `targetEvents` events for a chunked replay. */
-  planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]>;
+  count(tenantId: string, targetId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult>;
+  search(tenantId: string, targetId: string, rule: CompiledRule, window: TimeWindow, options?: { limit?: number }): Promise<WindowSearchResult>;
+  /** Splits a window of the target's events into chunks of about `targetEvents` events for a chunked replay. */
+  planChunks(tenantId: string, targetId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]>;
 
   /**
    * Live evaluation: the target's cursor now. Events committed after it are new to an evaluation
    * that starts from it (a shadow run, a first detection run).
    */
-  latestCursor(tenantId: string): Promise<number>;
-  /** Evaluates the rule on the tenant's events committed after `cursor`. Read-only. */
-  evaluateSince(tenantId: string, rule: CompiledRule, cursor: number, options?: { limit?: number }): Promise<LiveEvaluationResult>;
+  latestCursor(tenantId: string, targetId: string): Promise<number>;
+  /** Evaluates the rule on the target's events committed after `cursor`. Read-only. */
+  evaluateSince(tenantId: string, targetId: string, rule: CompiledRule, cursor: number, options?: { limit?: number }): Promise<LiveEvaluationResult>;
 
   deploy(request: DeployRequest): Promise<DeployResult>;
   undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult>;
-  listDeployed(tenantId: string): Promise<DeployedRule[]>;
+  /** The tenant's active deployments on one target, or on all its targets of this kind when `targetId` is left out. */
+  listDeployed(tenantId: string, targetId?: string): Promise<DeployedRule[]>;
 
   alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats>;
   runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats>;

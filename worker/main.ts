@@ -6,6 +6,7 @@ import { installTemporalLogging } from './runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from './temporal-client';
 import { createWorker } from './create-worker';
+import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
 
 /** The worker alone, for the scaled topology (see docker-compose.yml). */
 async function main() {
@@ -23,6 +24,8 @@ async function main() {
   const siem = await openSiemAdapters({ dataDir: config.dataDir });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
+  const adopted = await adoptUntargetedEvents(database.db, siem);
+  if (adopted > 0) logger.info({ events: adopted }, "events stored before events had a target now belong to their tenant's built-in local target");
   const client = await connectClient(config.temporal.address!, config.temporal.namespace);
   await ensureSearchAttributes(client, config.temporal.namespace);
   const { worker, connection } = await createWorker({

@@ -6,6 +6,7 @@ import { createLogger } from '../config/logger';
 import { installTemporalLogging } from './runtime-logging';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { ensureBootstrap } from '../domain/tenants/tenant-service';
+import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
 import { startApi } from '../api/server';
 import { resolveTemporalCli } from './temporal-cli';
 import { startTemporalDevServer, type DevServer } from './temporal-dev-server';
@@ -64,6 +65,8 @@ async function main() {
     stops.push(() => database.close());
     await database.migrate();
     const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
+    const adopted = await adoptUntargetedEvents(database.db, siem);
+    if (adopted > 0) logger.info({ events: adopted }, "events stored before events had a target now belong to their tenant's built-in local target");
 
     const client = await connectClient(address, config.temporal.namespace);
     stops.push(() => client.connection.close());

@@ -94,7 +94,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       await refuseIfOvertaken(db, deploymentId);
       const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
       const adapter = adapterFor(siem, plan.target.kind);
-      const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, rule });
+      const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, targetId: plan.target.id, rule });
       return { query: rule.query, changed: result.changed };
     },
 
@@ -147,6 +147,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       reason?: string | null;
     }): Promise<{ superseded: string[] }> {
       // Read before the transaction: the store is another database. A new rule detects from now on.
+      // The store's cursor is one commit order for every target, so it is this target's cursor too.
       const storeCursor = await siem.localStore.latestCursor();
       return db.transaction(async (tx) => {
         const [me] = await tx.select().from(deployments).where(eq(deployments.id, deploymentId)).for('update');

@@ -73,7 +73,7 @@ export async function computeImpactSummary(
     const adapter = adapterFor(siem, target.kind);
     const project = async (content: string, version: number) => {
       const compiled = compileRuleForTarget(siem, content, input.ruleId, version, target.kind);
-      return adapter.count(input.tenantId, compiled, window);
+      return adapter.count(input.tenantId, target.id, compiled, window);
     };
     // The replay (the local store) and the live-version lookup (the database) do not depend on
     // each other: overlapping them takes one of the two off the path of every deployment.

@@ -185,8 +185,8 @@ export type DetectionDeps = {
 };
 
 /**
- * One scheduled-detection run of one deployment on the local target: evaluates the events
- * committed since the deployment's cursor and stores an alert per match, in one transaction with
+ * One scheduled-detection run of one deployment on a local target: evaluates the events sent to
+ * that target and committed since the deployment's cursor and stores an alert per match, in one transaction with
  * the new cursor and the run record. Alerts are keyed by (deployment, event), so a run repeated
  * after a crash raises nothing twice. Alerts beyond the day's noise budget are stored as
  * `suppressed` and counted.
@@ -216,10 +216,10 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
   // Evaluate.
   const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetKind);
   const target = adapterFor(siem, targetKind);
-  const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId)), startedAt, t0, activityKey: key };
+  const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId, d.targetId)), startedAt, t0, activityKey: key };
   let found: LiveEvaluationResult;
   try {
-    found = await target.evaluateSince(d.tenantId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
+    found = await target.evaluateSince(d.tenantId, d.targetId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
   } catch (err) {
     // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
     await recordFailedRun(db, run, (err as Error).message);

@@ -55,9 +55,12 @@ export async function openEventIntake(deps: DomainDeps, auth: Actor, request: Ev
   return { target, options };
 }
 
-/** Stores a batch in the target's event store; bad lines are reported, and a batch of only bad lines is refused. */
+/**
+ * Stores a batch as the target's events (they belong to it: only rules, replays and shadows on
+ * that target read them); bad lines are reported, and a batch of only bad lines is refused.
+ */
 export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<IngestResult> {
-  const result = await deps.siem.localStore.ingest(auth.tenantId, source, intake.options);
+  const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options);
   if (result.accepted === 0 && result.rejected > 0) {
     throw invalidRequest(
       `No event was stored: all ${result.rejected} lines were rejected`,

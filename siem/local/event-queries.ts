@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 import { rows as queryRows } from './duckdb';
-import { EVENT_COLUMNS, guard, isWholeHour, logsourceScope, requireText, scope, timeLiteral, toStoredEvent } from './event-sql';
+import { EVENT_COLUMNS, guard, isWholeHour, logsourceScope, scope, targetScope, timeLiteral, toStoredEvent } from './event-sql';
 import { sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
 import type { SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
@@ -16,8 +16,8 @@ export async function readCommittedCursor(con: DuckDBConnection): Promise<number
   return Number((await queryRows(con, `SELECT coalesce(max(high_water_seq), 0) AS c FROM ingest_batches`))[0]!.c);
 }
 
-/** Counts the events of the window matching `where`, with per-day figures. */
-export async function countEvents(con: DuckDBConnection, tenantId: string, where: string, window: TimeWindow, logsource?: Logsource): Promise<WindowCount> {
+/** Counts the target's events of the window matching `where`, with per-day figures. */
+export async function countEvents(con: DuckDBConnection, tenantId: string, targetId: string, where: string, window: TimeWindow, logsource?: Logsource): Promise<WindowCount> {
   const started = performance.now();
   // One scan: volume and matches together, the rule in a FILTER clause. Grouping on the DATE
   // cast (whose range DuckDB knows from the column statistics, so it aggregates into a small
@@ -28,7 +28,7 @@ export async function countEvents(con: DuckDBConnection, tenantId: string, where
     con,
     `SELECT strftime(day, '%Y-%m-%d') AS day, scanned, bytes, matched FROM (
        SELECT event_time::DATE AS day, count(*) AS scanned, sum(raw_bytes) AS bytes, count(*) FILTER (WHERE ${guard(where)}) AS matched
-       FROM ${EVENTS_TABLE} WHERE ${scope(tenantId, window, logsource)} GROUP BY 1
+       FROM ${EVENTS_TABLE} WHERE ${scope(tenantId, targetId, window, logsource)} GROUP BY 1
      ) ORDER BY 1`,
   );
   const perDay = days.map((r) => ({ day: String(r.day), scanned: Number(r.scanned), matched: Number(r.matched) }));
@@ -45,33 +45,34 @@ export async function countEvents(con: DuckDBConnection, tenantId: string, where
 export async function searchEvents(
   con: DuckDBConnection,
   tenantId: string,
+  targetId: string,
   where: string,
   window: TimeWindow,
   options: { limit?: number; logsource?: Logsource } = {},
 ): Promise<WindowSearch> {
   const limit = options.limit ?? 100;
   const started = performance.now();
-  const counted = await countEvents(con, tenantId, where, window, options.logsource);
+  const counted = await countEvents(con, tenantId, targetId, where, window, options.logsource);
   const rows = await queryRows(
     con,
-    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${scope(tenantId, window, options.logsource)} AND ${guard(where)} ORDER BY event_time, seq LIMIT ${limit}`,
+    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_TABLE} WHERE ${scope(tenantId, targetId, window, options.logsource)} AND ${guard(where)} ORDER BY event_time, seq LIMIT ${limit}`,
   );
   return { ...counted, events: rows.map(toStoredEvent), truncated: counted.matched > rows.length, durationMs: performance.now() - started };
 }
 
 /**
- * The tenant's events of the window per UTC hour, in order (hours without events left out).
+ * The target's events of the window per UTC hour, in order (hours without events left out).
  *
  * Whole hours come from the hourly summary (a few hundred rows, not a scan of the events); only
  * an hour the window cuts (a `from`/`to` not on the hour) is counted on the events table, a
  * time-range scan the row groups' min/max statistics keep short.
  */
-export async function hourlyEventCounts(con: DuckDBConnection, tenantId: string, window: TimeWindow): Promise<Array<{ hourMs: number; events: number }>> {
-  const within = scope(tenantId, window);
+export async function hourlyEventCounts(con: DuckDBConnection, tenantId: string, targetId: string, window: TimeWindow): Promise<Array<{ hourMs: number; events: number }>> {
+  const within = scope(tenantId, targetId, window);
   const from = timeLiteral(window.from, 'from');
   const to = timeLiteral(window.to, 'to');
   const whole = `SELECT hour, sum(events) AS n FROM ${EVENT_HOURS_TABLE}
-                 WHERE tenant_id = ${sqlLiteral(tenantId)} AND hour >= ${from} AND hour + INTERVAL 1 HOUR <= ${to} GROUP BY hour`;
+                 WHERE ${targetScope(tenantId, targetId)} AND hour >= ${from} AND hour + INTERVAL 1 HOUR <= ${to} GROUP BY hour`;
   // The hours the window only partly covers: at most two, counted exactly.
   const cut = `SELECT date_trunc('hour', event_time) AS hour, count(*) AS n FROM ${EVENTS_TABLE}
                WHERE ${within} AND (event_time < date_trunc('hour', ${from}) + INTERVAL 1 HOUR OR event_time >= date_trunc('hour', ${to}))
@@ -108,22 +109,23 @@ export function chunksOf(window: TimeWindow, hours: ReadonlyArray<{ hourMs: numb
 }
 
 /**
- * The tenant's events committed after `cursor` that match `where` (scheduled detection, shadow).
+ * The target's events committed after `cursor` that match `where` (scheduled detection, shadow).
  * The returned cursor is the store-wide cursor read at the start of the call, so events committed
  * during the call are left for the next one and none is seen twice or skipped.
  */
 export async function eventsSince(
   con: DuckDBConnection,
   tenantId: string,
+  targetId: string,
   where: string,
   cursor: number,
   options: { limit?: number; logsource?: Logsource } = {},
 ): Promise<SinceResult> {
-  requireText(tenantId, 'tenantId');
+  const target = targetScope(tenantId, targetId);
   const limit = options.limit ?? 1000;
   const started = performance.now();
   const upTo = await readCommittedCursor(con);
-  const filter = `tenant_id = ${sqlLiteral(tenantId)} AND seq > ${Math.trunc(cursor)} AND seq <= ${upTo}${logsourceScope(options.logsource)}`;
+  const filter = `${target} AND seq > ${Math.trunc(cursor)} AND seq <= ${upTo}${logsourceScope(options.logsource)}`;
   const agg = (
     await queryRows(
       con,
@@ -144,13 +146,17 @@ export async function eventsSince(
   };
 }
 
-/** Volume and freshness of a tenant's events (data-quality and health reports). */
-export async function tenantStats(con: DuckDBConnection, tenantId: string): Promise<TenantStats> {
+/**
+ * Volume and freshness of the events of one target of a tenant, or of all the tenant's targets
+ * when `targetId` is left out (data-quality and health reports).
+ */
+export async function tenantStats(con: DuckDBConnection, tenantId: string, targetId?: string): Promise<TenantStats> {
+  const which = targetId === undefined ? `tenant_id = ${sqlLiteral(tenantId)}` : targetScope(tenantId, targetId);
   const r = (
     await queryRows(
       con,
       `SELECT count(*) AS n, coalesce(sum(raw_bytes), 0) AS bytes, epoch_ms(min(event_time)) AS lo, epoch_ms(max(event_time)) AS hi, epoch_ms(max(ingested_at)) AS ing
-     FROM ${EVENTS_TABLE} WHERE tenant_id = ${sqlLiteral(tenantId)}`,
+     FROM ${EVENTS_TABLE} WHERE ${which}`,
     )
   )[0]!;
   const date = (v: unknown) => (v === null ? null : new Date(Number(v)));

@@ -35,16 +35,23 @@ export function timeLiteral(d: Date, name: string): string {
   return `TIMESTAMP '${d.toISOString().replace('T', ' ').replace('Z', '')}'`;
 }
 
-/**
- * Tenant + window (+ logsource) filter. Bounds are inlined as literals (built from Date values, so
- * nothing user-supplied reaches the SQL text) so DuckDB can skip row groups by their min/max.
- */
-export function scope(tenantId: string, window: TimeWindow, logsource?: Logsource): string {
+/** Tenant + target filter: the events sent to one target of one tenant. */
+export function targetScope(tenantId: string, targetId: string): string {
   requireText(tenantId, 'tenantId');
+  requireText(targetId, 'targetId');
+  return `tenant_id = ${sqlLiteral(tenantId)} AND target_id = ${sqlLiteral(targetId)}`;
+}
+
+/**
+ * Tenant + target + window (+ logsource) filter. Bounds are inlined as literals (built from Date
+ * values, so nothing user-supplied reaches the SQL text) so DuckDB can skip row groups by their min/max.
+ */
+export function scope(tenantId: string, targetId: string, window: TimeWindow, logsource?: Logsource): string {
+  const target = targetScope(tenantId, targetId);
   const from = timeLiteral(window.from, 'from');
   const to = timeLiteral(window.to, 'to');
   if (window.from.getTime() >= window.to.getTime()) throw new RangeError(`window from (${window.from.toISOString()}) must be before to (${window.to.toISOString()})`);
-  return `tenant_id = ${sqlLiteral(tenantId)} AND event_time >= ${from} AND event_time < ${to}${logsourceScope(logsource)}`;
+  return `${target} AND event_time >= ${from} AND event_time < ${to}${logsourceScope(logsource)}`;
 }
 
 export function logsourceScope(logsource?: Logsource): string {

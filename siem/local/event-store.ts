@@ -4,13 +4,13 @@ import type { RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../ada
 import { exec, rows as queryRows, transaction } from './duckdb';
 import { requireText } from './event-sql';
 import { chunksOf, countEvents, eventsSince, hourlyEventCounts, readCommittedCursor, searchEvents, tenantStats } from './event-queries';
-import { existsExpression, fieldExpression, PROMOTED_FIELDS } from './fields';
+import { existsExpression, fieldExpression, PROMOTED_FIELDS, sqlLiteral } from './fields';
 import { dropLeftoverFixtures, withFixtureTable } from './fixture-tables';
 import { GroupCommitQueue, type GroupWriter } from './group-commit';
 import { stageSource } from './ingest-stage';
 import { createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
-import { EVENT_HOURS_TABLE, EVENTS_TABLE, STORE_DDL } from './schema';
+import { ADD_TARGET_COLUMNS, EVENT_HOURS_TABLE, EVENTS_TABLE, STORE_DDL, STORE_META_TABLE, UNTARGETED_EVENTS_KEY } from './schema';
 import type { IngestSource } from './sources';
 import type { FixtureTable, IngestOptions, IngestResult, LineError, LocalEventStoreOptions, SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
 
@@ -39,7 +39,9 @@ const ROW_GROUP_ROWS = 122_880;
 const DEFAULT_GROUP_COMMIT_WAIT_MS = 1000;
 
 /**
- * The `local` target's event store: one DuckDB database holding every tenant's events.
+ * The `local` target kind's event store: one DuckDB database holding the events of every local
+ * target of every tenant. An event belongs to the target it was sent to, and every read names the
+ * tenant and the target (the service's target id): a rule on one target never sees another's events.
  *
  * Writes (ingestion, retention) go through one connection, one at a time, so that cursor values
  * (`seq`) are assigned and committed in the same order: a reader that has seen cursor N has seen
@@ -81,7 +83,9 @@ export class LocalEventStore {
     const writer = await instance.connect();
     // Event times are UTC; TIMESTAMPTZ → TIMESTAMP casts follow the session time zone.
     await writer.run(`SET GLOBAL TimeZone = 'UTC'`);
+    const beforeTargets = await hasEventsWithoutTargets(writer);
     for (const ddl of STORE_DDL) await writer.run(ddl);
+    if (beforeTargets) await addTargetColumns(writer);
     const store = new LocalEventStore(instance, writer, options.groupCommitWaitMs ?? DEFAULT_GROUP_COMMIT_WAIT_MS);
     await dropLeftoverFixtures(writer);
     await store.backfillEventHours();
@@ -123,8 +127,9 @@ export class LocalEventStore {
    * returns once the transaction holding its batch has committed. A batch that fails in a shared
    * transaction is written again alone, so it fails alone.
    */
-  async ingest(tenantId: string, source: IngestSource, options: IngestOptions): Promise<IngestResult> {
+  async ingest(tenantId: string, targetId: string, source: IngestSource, options: IngestOptions): Promise<IngestResult> {
     requireText(tenantId, 'tenantId');
+    requireText(targetId, 'targetId');
     requireText(options.timestampField, 'timestampField');
     const cap = options.maxReportedErrors ?? DEFAULT_MAX_ERRORS;
     const started = performance.now();
@@ -134,7 +139,7 @@ export class LocalEventStore {
     // while other batches are being written, and only the write waits for the writer's turn.
     // Registered before the first await, so a close() called from now on waits for this batch.
     const done = this.connect()
-      .then((con) => this.ingestOn(con, tenantId, source, options, cap, started, staged))
+      .then((con) => this.ingestOn(con, tenantId, targetId, source, options, cap, started, staged))
       .finally(staged);
     this.ingesting.add(done);
     try {
@@ -148,6 +153,7 @@ export class LocalEventStore {
   private async ingestOn(
     con: DuckDBConnection,
     tenantId: string,
+    targetId: string,
     source: IngestSource,
     options: IngestOptions,
     cap: number,
@@ -171,7 +177,7 @@ export class LocalEventStore {
       await stageSource(con, stage, source, reject);
       const rows = Number((await queryRows(con, `SELECT count(*) AS n FROM ${stage.qualified}`))[0]!.n);
       // Queued even when close() has begun since: a batch already read is written, as before.
-      const written = this.writes.submit({ id, tenantId, stage: stage.qualified, rows, options, cap, rejectedBefore: rejected }, rows);
+      const written = this.writes.submit({ id, tenantId, targetId, stage: stage.qualified, rows, options, cap, rejectedBefore: rejected }, rows);
       staged();
       const w = await written;
       rejected += w.timeRejected;
@@ -250,7 +256,11 @@ export class LocalEventStore {
   // ---------------------------------------------------------------------------------------------
   // Retention
 
-  /** Deletes the tenant's events older than `days` days before `now`; returns how many. */
+  /**
+   * Deletes the tenant's events older than `days` days before `now`, on every target of the tenant
+   * (the retention period is the tenant's, and events of a target deleted since are covered too);
+   * returns how many.
+   */
   async applyRetention(tenantId: string, days: number, now: Date = new Date()): Promise<{ deleted: number; cutoff: Date }> {
     requireText(tenantId, 'tenantId');
     const cutoff = retentionCutoff(days, now);
@@ -260,41 +270,86 @@ export class LocalEventStore {
   // ---------------------------------------------------------------------------------------------
   // Queries
 
-  /** Counts the events of the window matching `where`, with per-day figures. */
-  async count(tenantId: string, where: string, window: TimeWindow, logsource?: Logsource): Promise<WindowCount> {
-    return this.read((con) => countEvents(con, tenantId, where, window, logsource));
+  /** Counts the target's events of the window matching `where`, with per-day figures. */
+  async count(tenantId: string, targetId: string, where: string, window: TimeWindow, logsource?: Logsource): Promise<WindowCount> {
+    return this.read((con) => countEvents(con, tenantId, targetId, where, window, logsource));
   }
 
   /** Like count, plus the matched events themselves (at most `limit`, in time order). */
-  async search(tenantId: string, where: string, window: TimeWindow, options: { limit?: number; logsource?: Logsource } = {}): Promise<WindowSearch> {
-    return this.read((con) => searchEvents(con, tenantId, where, window, options));
+  async search(tenantId: string, targetId: string, where: string, window: TimeWindow, options: { limit?: number; logsource?: Logsource } = {}): Promise<WindowSearch> {
+    return this.read((con) => searchEvents(con, tenantId, targetId, where, window, options));
   }
 
   /**
-   * Splits a window into contiguous chunks of about `targetEvents` events each (whole UTC hours),
-   * for replay progress and heartbeats. Always at least one chunk. Each chunk's `events` is exact.
+   * Splits a window of the target's events into contiguous chunks of about `targetEvents` events
+   * each (whole UTC hours), for replay progress and heartbeats. Always at least one chunk. Each
+   * chunk's `events` is exact.
    */
-  async planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
+  async planChunks(tenantId: string, targetId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
     if (!(targetEvents > 0)) throw new RangeError(`targetEvents must be positive, got ${targetEvents}`);
-    return chunksOf(window, await this.read((con) => hourlyEventCounts(con, tenantId, window)), targetEvents);
+    return chunksOf(window, await this.read((con) => hourlyEventCounts(con, tenantId, targetId, window)), targetEvents);
   }
 
-  /** Store-wide cursor: the seq of the last committed event (0 when empty). */
+  /**
+   * Store-wide cursor: the seq of the last committed event (0 when empty). One commit order for
+   * every target, so it serves as the starting cursor of any target's live evaluation.
+   */
   async latestCursor(): Promise<number> {
     return this.read(readCommittedCursor);
   }
 
   /**
-   * The tenant's events committed after `cursor` that match `where` (scheduled detection, shadow),
+   * The target's events committed after `cursor` that match `where` (scheduled detection, shadow),
    * up to the store-wide cursor at the start of the call (see eventsSince).
    */
-  async since(tenantId: string, where: string, cursor: number, options: { limit?: number; logsource?: Logsource } = {}): Promise<SinceResult> {
-    return this.read((con) => eventsSince(con, tenantId, where, cursor, options));
+  async since(tenantId: string, targetId: string, where: string, cursor: number, options: { limit?: number; logsource?: Logsource } = {}): Promise<SinceResult> {
+    return this.read((con) => eventsSince(con, tenantId, targetId, where, cursor, options));
   }
 
-  /** Volume and freshness of a tenant's events (data-quality and health reports). */
-  async tenantStats(tenantId: string): Promise<TenantStats> {
-    return this.read((con) => tenantStats(con, tenantId));
+  /**
+   * Volume and freshness of the events of one target of a tenant, or of all the tenant's targets
+   * when `targetId` is left out (data-quality and health reports).
+   */
+  async tenantStats(tenantId: string, targetId?: string): Promise<TenantStats> {
+    return this.read((con) => tenantStats(con, tenantId, targetId));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Events written before targets
+
+  /** Whether the file holds events written before events had a target, not yet adopted. */
+  async hasUntargetedEvents(): Promise<boolean> {
+    return this.read(async (con) => (await queryRows(con, `SELECT 1 FROM ${STORE_META_TABLE} WHERE key = ${sqlLiteral(UNTARGETED_EVENTS_KEY)}`)).length > 0);
+  }
+
+  /**
+   * Gives the events written before events had a target (target_id NULL) to their tenant's target
+   * in `owners` — the service passes each tenant's built-in local target, where every event went
+   * then. Runs once per file: later calls (and files created with targets) change nothing. Events
+   * of a tenant missing from `owners` keep no target, so no query reads them; retention still
+   * deletes them. Returns how many events were adopted.
+   */
+  async adoptUntargetedEvents(owners: ReadonlyArray<{ tenantId: string; targetId: string }>): Promise<number> {
+    for (const o of owners) {
+      requireText(o.tenantId, 'tenantId');
+      requireText(o.targetId, 'targetId');
+    }
+    return this.exclusive(() =>
+      transaction(this.writer, async () => {
+        const marker = await queryRows(this.writer, `SELECT 1 FROM ${STORE_META_TABLE} WHERE key = $1`, [UNTARGETED_EVENTS_KEY]);
+        if (marker.length === 0) return 0;
+        const deployedRules = await tableExists(this.writer, 'deployed_rules');
+        let adopted = 0;
+        for (const { tenantId, targetId } of owners) {
+          const params = [targetId, tenantId];
+          adopted += Number((await queryRows(this.writer, `UPDATE ${EVENTS_TABLE} SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params))[0]?.Count ?? 0);
+          await exec(this.writer, `UPDATE ${EVENT_HOURS_TABLE} SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params);
+          if (deployedRules) await exec(this.writer, `UPDATE deployed_rules SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params);
+        }
+        await exec(this.writer, `DELETE FROM ${STORE_META_TABLE} WHERE key = $1`, [UNTARGETED_EVENTS_KEY]);
+        return adopted;
+      }),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -317,7 +372,10 @@ export class LocalEventStore {
   private async backfillEventHours(): Promise<void> {
     const state = (await queryRows(this.writer, `SELECT EXISTS (FROM ${EVENTS_TABLE}) AS events, EXISTS (FROM ${EVENT_HOURS_TABLE}) AS hours`))[0]!;
     if (state.events !== true || state.hours === true) return;
-    await exec(this.writer, `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} GROUP BY ALL`);
+    await exec(
+      this.writer,
+      `INSERT INTO ${EVENT_HOURS_TABLE} (tenant_id, target_id, hour, events) SELECT tenant_id, target_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} GROUP BY ALL`,
+    );
   }
 
   private async connect(): Promise<DuckDBConnection> {
@@ -361,6 +419,26 @@ export class LocalEventStore {
     if (this.closed) return Promise.reject(new Error('the local event store is closed'));
     return this.writes.exclusive(fn);
   }
+}
+
+async function tableExists(con: DuckDBConnection, name: string): Promise<boolean> {
+  return (await queryRows(con, `SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1`, [name])).length > 0;
+}
+
+/** A file written before events had a target: it has an events table without target_id. */
+async function hasEventsWithoutTargets(con: DuckDBConnection): Promise<boolean> {
+  if (!(await tableExists(con, EVENTS_TABLE))) return false;
+  const column = await queryRows(con, `SELECT 1 FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = $1 AND column_name = 'target_id'`, [EVENTS_TABLE]);
+  return column.length === 0;
+}
+
+/** Adds the target columns to a file written before targets, and marks its events for adoption. */
+async function addTargetColumns(con: DuckDBConnection): Promise<void> {
+  await transaction(con, async () => {
+    for (const ddl of ADD_TARGET_COLUMNS) await exec(con, ddl);
+    if (await tableExists(con, 'deployed_rules')) await exec(con, `ALTER TABLE deployed_rules ADD COLUMN IF NOT EXISTS target_id VARCHAR`);
+    await exec(con, `INSERT INTO ${STORE_META_TABLE} VALUES ($1, now()::VARCHAR) ON CONFLICT DO NOTHING`, [UNTARGETED_EVENTS_KEY]);
+  });
 }
 
 /** Promoted field names, in column order (exported for documentation and tests). */

@@ -71,7 +71,7 @@ export const PROMOTED_FIELDS: readonly string[] = [
  * Columns every event row has besides the promoted ones. Their names are disjoint from the promoted
  * fields even case-insensitively (DuckDB identifiers are case-insensitive): a test checks it.
  */
-export const BASE_COLUMNS = ['seq', 'tenant_id', 'event_id', 'event_time', 'ingested_at', 'ls_product', 'ls_category', 'ls_service', 'raw_bytes', 'raw'] as const;
+export const BASE_COLUMNS = ['seq', 'tenant_id', 'event_id', 'event_time', 'ingested_at', 'ls_product', 'ls_category', 'ls_service', 'raw_bytes', 'raw', 'target_id'] as const;
 
 const PROMOTED = new Set(PROMOTED_FIELDS);
 

@@ -33,7 +33,7 @@ export async function withFixtureTable<T>(con: DuckDBConnection, events: readonl
     }
     await exec(
       con,
-      `INSERT INTO ${name} SELECT line, 'fixture', 'fixture-' || line, now()::TIMESTAMP, now()::TIMESTAMP, NULL, NULL, NULL, strlen(raw), raw, ${promotedItems('__p')}
+      `INSERT INTO ${name} SELECT line, 'fixture', 'fixture-' || line, now()::TIMESTAMP, now()::TIMESTAMP, NULL, NULL, NULL, strlen(raw), raw, ${promotedItems('__p')}, 'fixture'
        FROM (SELECT line, raw, ${promotedExtraction('raw')} AS __p FROM ${stage})`,
     );
     return await fn({

@@ -45,6 +45,8 @@ export function dropStageSql(stage: StageTable): string {
 export interface IngestJob {
   readonly id: string;
   readonly tenantId: string;
+  /** The target the batch was sent to: its events belong to it. */
+  readonly targetId: string;
   /** Qualified stage table name. */
   readonly stage: string;
   /** Lines in the stage table. */
@@ -95,7 +97,7 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
   const insert = `INSERT INTO ${EVENTS_TABLE}
     SELECT ${base} + line, ${sqlLiteral(job.tenantId)}, ${eventId}, event_time, now()::TIMESTAMP,
            ${lsSql(ls.product)}, ${lsSql(ls.category)}, ${lsSql(ls.service)},
-           strlen(raw), raw, ${promotedItems('__p')}
+           strlen(raw), raw, ${promotedItems('__p')}, ${sqlLiteral(job.targetId)}
     FROM (SELECT line, raw, __p, ${eventTime} AS event_time
           FROM (SELECT line, raw, ${promotedExtraction('raw', extraKeys)} AS __p FROM ${stage}))
     WHERE event_time IS NOT NULL`;
@@ -122,7 +124,11 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
     const range = (await queryRows(con, `SELECT min(seq) AS lo, max(seq) AS hi FROM ${EVENTS_TABLE} WHERE seq > ${base}`))[0]!;
     first = Number(range.lo);
     last = Number(range.hi);
-    await exec(con, `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} WHERE seq > ${base} GROUP BY ALL`);
+    await exec(
+      con,
+      `INSERT INTO ${EVENT_HOURS_TABLE} (tenant_id, target_id, hour, events)
+       SELECT tenant_id, target_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} WHERE seq > ${base} GROUP BY ALL`,
+    );
   }
   const rejected = job.rejectedBefore + timeRejected;
   await exec(con, `INSERT INTO ingest_batches VALUES ($1, $2, $3, $4, $5, $6, $7, now()::TIMESTAMP)`, [

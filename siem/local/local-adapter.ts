@@ -99,25 +99,25 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
     });
   }
 
-  async count(tenantId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult> {
-    return this.store.count(tenantId, rule.query, window, rule.logsource);
+  async count(tenantId: string, targetId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult> {
+    return this.store.count(tenantId, targetId, rule.query, window, rule.logsource);
   }
 
-  async search(tenantId: string, rule: CompiledRule, window: TimeWindow, options: { limit?: number } = {}): Promise<WindowSearchResult> {
-    return this.store.search(tenantId, rule.query, window, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
+  async search(tenantId: string, targetId: string, rule: CompiledRule, window: TimeWindow, options: { limit?: number } = {}): Promise<WindowSearchResult> {
+    return this.store.search(tenantId, targetId, rule.query, window, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
   }
 
-  planChunks(tenantId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
-    return this.store.planChunks(tenantId, window, targetEvents);
+  planChunks(tenantId: string, targetId: string, window: TimeWindow, targetEvents: number): Promise<WindowChunk[]> {
+    return this.store.planChunks(tenantId, targetId, window, targetEvents);
   }
 
-  /** The store's cursor is store-wide (one commit order for every tenant), so it serves any tenant. */
-  latestCursor(_tenantId: string): Promise<number> {
+  /** The store's cursor is store-wide (one commit order for every tenant and target), so it serves any target. */
+  latestCursor(_tenantId: string, _targetId: string): Promise<number> {
     return this.store.latestCursor();
   }
 
-  evaluateSince(tenantId: string, rule: CompiledRule, cursor: number, options: { limit?: number } = {}): Promise<LiveEvaluationResult> {
-    return this.store.since(tenantId, rule.query, cursor, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
+  evaluateSince(tenantId: string, targetId: string, rule: CompiledRule, cursor: number, options: { limit?: number } = {}): Promise<LiveEvaluationResult> {
+    return this.store.since(tenantId, targetId, rule.query, cursor, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
   }
 
   deploy(request: DeployRequest): Promise<DeployResult> {
@@ -128,8 +128,8 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
     return this.deployments.undeploy(tenantId, deploymentId, this.now());
   }
 
-  async listDeployed(tenantId: string): Promise<DeployedRule[]> {
-    return (await this.deployments.listActive(tenantId)).map(({ detectionCursor: _cursor, ...d }) => d);
+  async listDeployed(tenantId: string, targetId?: string): Promise<DeployedRule[]> {
+    return (await this.deployments.listActive(tenantId, targetId)).map(({ detectionCursor: _cursor, ...d }) => d);
   }
 
   alertStats(_tenantId: string, _ruleId: string, _window: TimeWindow): Promise<AlertStats> {

@@ -11,8 +11,9 @@ export function retentionCutoff(days: number, now: Date): Date {
 }
 
 /**
- * Deletes the tenant's events before `cutoff` and brings the hourly summary in line; returns how
- * many events. Runs on the writer, inside the caller's transaction.
+ * Deletes the tenant's events before `cutoff`, on every target of the tenant (the retention period
+ * is the tenant's), and brings the hourly summary in line; returns how many events. Runs on the
+ * writer, inside the caller's transaction.
  */
 export async function deleteEventsBefore(con: DuckDBConnection, tenantId: string, cutoff: Date): Promise<number> {
   const params = [tenantId, cutoff.toISOString()];
@@ -21,7 +22,7 @@ export async function deleteEventsBefore(con: DuckDBConnection, tenantId: string
   await exec(con, `DELETE FROM ${EVENT_HOURS_TABLE} WHERE tenant_id = $1 AND hour <= date_trunc('hour', $2::TIMESTAMP)`, params);
   await exec(
     con,
-    `INSERT INTO ${EVENT_HOURS_TABLE} SELECT tenant_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE}
+    `INSERT INTO ${EVENT_HOURS_TABLE} (tenant_id, target_id, hour, events) SELECT tenant_id, target_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE}
      WHERE tenant_id = $1 AND event_time >= date_trunc('hour', $2::TIMESTAMP) AND event_time < date_trunc('hour', $2::TIMESTAMP) + INTERVAL 1 HOUR GROUP BY ALL`,
     params,
   );

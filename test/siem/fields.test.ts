@@ -5,6 +5,9 @@ import { BASE_COLUMNS, fieldExpression, PROMOTED_FIELDS } from '../../siem/local
 import { LocalEventStore } from '../../siem/local/event-store';
 import { compileSigmaForLocal } from '../../siem/local/sigma-compiler';
 
+/** The target (the service's target id) the tests' events are sent to and read from. */
+const TARGET = 'target-a';
+
 let store: LocalEventStore;
 beforeEach(async () => {
   store = await LocalEventStore.open({ path: ':memory:' });
@@ -46,14 +49,14 @@ describe('field mapping', () => {
       ...Object.fromEntries(PROMOTED_FIELDS.map((f, j) => [f, values[(i + j) % values.length]])),
     }));
     const text = events.map((e) => JSON.stringify(e)).join('\n');
-    const r = await store.ingest('t', { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: { field: 'Image' } } });
+    const r = await store.ingest('t', TARGET, { kind: 'ndjson', input: text }, { timestampField: 'ts', eventIdField: 'id', logsource: { product: { field: 'Image' } } });
     expect(r.accepted).toBe(values.length);
     const differ = PROMOTED_FIELDS.map((f) => `(${fieldExpression(f)} IS DISTINCT FROM json_extract_string(raw, '$."${f}"'))`).join(' OR ');
     const window = { from: new Date(Date.UTC(2024, 0, 1)), to: new Date(Date.UTC(2024, 0, 2)) };
-    expect((await store.count('t', differ, window)).matched).toBe(0);
+    expect((await store.count('t', TARGET, differ, window)).matched).toBe(0);
     // The comparison above is not NULL-vs-NULL everywhere: each column holds its values.
-    for (const f of PROMOTED_FIELDS) expect((await store.count('t', `${fieldExpression(f)} = 'text'`, window)).matched).toBe(1);
-    const stored = await store.search('t', `"Image" = 'text'`, window);
+    for (const f of PROMOTED_FIELDS) expect((await store.count('t', TARGET, `${fieldExpression(f)} = 'text'`, window)).matched).toBe(1);
+    const stored = await store.search('t', TARGET, `"Image" = 'text'`, window);
     expect(stored.events.map((e) => [e.eventId, e.logsource.product])).toEqual([['e0', 'text']]);
   });
 });
