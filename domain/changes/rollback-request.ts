@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
-import { deployments, rules, targets } from '../../db/schema';
+import { deployments, targets } from '../../db/schema';
 import type { Rollback } from '../../workflows/rollback';
 import { WorkflowType, rollbackSearchAttributes, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../contracts';
 import type { DomainDeps } from '../deps';
@@ -9,6 +9,7 @@ import { claimIdempotencyKey } from '../idempotency';
 import { startOrJoin } from '../runs/start-or-join';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { prepareRollback, versionBefore } from './rollback-plan';
+import { findRule } from '../rules/registry';
 
 export type RollbackRequest = {
   ruleId: string;
@@ -29,11 +30,7 @@ export type StartedRollback = { id: string; workflowId: string; runId: string; l
 export async function requestRollback(deps: DomainDeps, actor: Actor, request: RollbackRequest): Promise<StartedRollback> {
   const { db } = deps.database;
   const ruleId = request.ruleId.toLowerCase();
-  const [rule] = await db
-    .select()
-    .from(rules)
-    .where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
-  if (!rule) throw notFound(`No rule ${request.ruleId} in this tenant`);
+  const rule = await findRule(db, actor.tenantId, request.ruleId);
   const [target] = await db
     .select()
     .from(targets)

@@ -3,7 +3,7 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DomainDeps } from '../deps';
 import { startOrJoin } from '../runs/start-or-join';
-import { approvals, deployments, rules, targets } from '../../db/schema';
+import { approvals, deployments, targets } from '../../db/schema';
 import { insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
@@ -12,6 +12,7 @@ import { computeImpactSummary } from './impact-summary';
 import type { DeployWithApproval } from '../../workflows/deploy-with-approval';
 import type { DeployInput } from '../../workflows/change-messages';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds, LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
+import { findRule } from '../rules/registry';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -44,11 +45,7 @@ function deploymentIdFor(changeId: string, targetId: string): string {
 export async function submitChange(deps: DomainDeps, auth: Actor, change: ChangeRequest): Promise<SubmittedChange> {
   const { db } = deps.database;
   const ruleId = change.ruleId.toLowerCase();
-  const [rule] = await db
-    .select()
-    .from(rules)
-    .where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
-  if (!rule) throw notFound(`No rule ${change.ruleId} in this tenant`);
+  const rule = await findRule(db, auth.tenantId, change.ruleId);
   const version = change.version ?? rule.latestVersion;
   if (version > rule.latestVersion) throw notFound(`Rule ${ruleId} has no version ${version}; the latest is ${rule.latestVersion}`);
 

@@ -64,6 +64,16 @@ export async function listRules(
   return { items, next: rows.length > limit ? items.at(-1)!.rule.ruleId : undefined };
 }
 
+/** The tenant's rule (the registry's row: its id, title and latest version); 404 when it has none by that id. */
+export async function findRule(db: Db, tenantId: string, id: string) {
+  const [rule] = await db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.tenantId, tenantId), eq(rules.ruleId, id.toLowerCase())));
+  if (!rule) throw notFound(`No rule ${id} in this tenant`);
+  return rule;
+}
+
 /** A rule with its latest version and text. */
 export async function getRule(latestRules: LatestRuleReader, tenantId: string, id: string): Promise<LatestRuleRow> {
   const row = await latestRules.read(tenantId, id.toLowerCase());

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { ruleTestRuns, ruleVersions, rules, targets } from '../../db/schema';
+import { ruleTestRuns, ruleVersions, targets } from '../../db/schema';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import { EventStoreQueryError } from '../../siem/local/duckdb';
 import type { DomainDeps } from '../deps';
@@ -8,6 +8,7 @@ import { invalidRequest, notFound, resourceLimit } from '../errors';
 import type { Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { documentsOf, readFixtures, runRuleTests } from './rule-tests';
+import { findRule } from './registry';
 
 export type RuleTestRequest = {
   ruleId: string;
@@ -30,11 +31,7 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
   const maxFixtures = limitsOf(actor).fixturesPerTest;
   if (request.fixtures.length > maxFixtures) throw resourceLimit(`${request.fixtures.length} fixtures; the ${actor.tier} tier allows ${maxFixtures} per test`);
   const ruleId = request.ruleId.toLowerCase();
-  const [rule] = await db
-    .select()
-    .from(rules)
-    .where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
-  if (!rule) throw notFound(`No rule ${request.ruleId} in this tenant`);
+  const rule = await findRule(db, actor.tenantId, request.ruleId);
   const version = request.version ?? rule.latestVersion;
   const [stored] = await db
     .select()

@@ -1,11 +1,12 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { ruleVersions, rules, targets } from '../../db/schema';
+import { ruleVersions, targets } from '../../db/schema';
 import { isSigmaError, parseRule } from '../../sigma';
 import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { insufficientScope, invalidRequest, notFound } from '../errors';
 import { checkRuleSize } from '../tenants/resource-limits';
+import { findRule } from '../rules/registry';
 
 export type RunRule = { ruleId: string; version: number | null; content: string };
 
@@ -22,11 +23,7 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, bo
   let run: RunRule;
   if (body.rule_id !== undefined) {
     const ruleId = body.rule_id.toLowerCase();
-    const [rule] = await db
-      .select()
-      .from(rules)
-      .where(and(eq(rules.tenantId, auth.tenantId), eq(rules.ruleId, ruleId)));
-    if (!rule) throw notFound(`No rule ${body.rule_id} in this tenant`);
+    const rule = await findRule(db, auth.tenantId, body.rule_id);
     const version = body.version ?? rule.latestVersion;
     const [stored] = await db
       .select()

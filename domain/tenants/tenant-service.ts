@@ -127,18 +127,20 @@ export async function ensureBootstrap(db: Db, options: { tier: Tier; token: stri
     if (options.token) await ensureFixedToken(db, options.token);
     return null;
   }
-  const { token } = await createToken(db, {
-    tenantId: DEFAULT_TENANT_ID,
-    name: 'bootstrap admin',
-    permissions: ALL_PERMISSIONS,
-    environments: null,
-    expiresAt: null,
-    createdBy: null,
-    principal: BOOTSTRAP_PRINCIPAL,
-    ...(options.token ? { token: options.token } : {}),
-  });
+  const { token } = await createToken(db, { ...BOOTSTRAP_TOKEN, ...(options.token ? { token: options.token } : {}) });
   return token;
 }
+
+/** The bootstrap token: the default tenant's, every permission (operator included), every environment, no expiry. */
+const BOOTSTRAP_TOKEN = {
+  tenantId: DEFAULT_TENANT_ID,
+  name: 'bootstrap admin',
+  permissions: ALL_PERMISSIONS,
+  environments: null,
+  expiresAt: null,
+  createdBy: null,
+  principal: BOOTSTRAP_PRINCIPAL,
+};
 
 async function ensureFixedToken(db: Db, token: string): Promise<void> {
   const existing = await db
@@ -146,16 +148,7 @@ async function ensureFixedToken(db: Db, token: string): Promise<void> {
     .from(apiTokens)
     .where(and(eq(apiTokens.hash, hashToken(token)), eq(apiTokens.tenantId, DEFAULT_TENANT_ID)));
   if (existing.length > 0) return;
-  await createToken(db, {
-    tenantId: DEFAULT_TENANT_ID,
-    name: 'bootstrap admin',
-    permissions: ALL_PERMISSIONS,
-    environments: null,
-    expiresAt: null,
-    createdBy: null,
-    principal: BOOTSTRAP_PRINCIPAL,
-    token,
-  });
+  await createToken(db, { ...BOOTSTRAP_TOKEN, token });
 }
 
 /** A tenant with its environment names, in the order they were created. */
