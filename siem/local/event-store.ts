@@ -4,13 +4,13 @@ import type { RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../ada
 import { exec, rows as queryRows, transaction } from './duckdb';
 import { requireText } from './event-sql';
 import { chunksOf, countEvents, eventsSince, hourlyEventCounts, readCommittedCursor, searchEvents, tenantStats } from './event-queries';
-import { existsExpression, fieldExpression, PROMOTED_FIELDS, sqlLiteral } from './fields';
+import { existsExpression, fieldExpression, PROMOTED_FIELDS } from './fields';
 import { dropLeftoverFixtures, withFixtureTable } from './fixture-tables';
 import { GroupCommitQueue, type GroupWriter } from './group-commit';
 import { stageSource } from './ingest-stage';
 import { createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
-import { ADD_TARGET_COLUMNS, EVENT_HOURS_TABLE, EVENTS_TABLE, STORE_DDL, STORE_META_TABLE, UNTARGETED_EVENTS_KEY } from './schema';
+import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
 import type { IngestSource } from './sources';
 import type { FixtureTable, IngestOptions, IngestResult, LineError, LocalEventStoreOptions, SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
 
@@ -83,12 +83,10 @@ export class LocalEventStore {
     const writer = await instance.connect();
     // Event times are UTC; TIMESTAMPTZ → TIMESTAMP casts follow the session time zone.
     await writer.run(`SET GLOBAL TimeZone = 'UTC'`);
-    const beforeTargets = await hasEventsWithoutTargets(writer);
-    for (const ddl of STORE_DDL) await writer.run(ddl);
-    if (beforeTargets) await addTargetColumns(writer);
+    await createOrUpgradeTables(writer);
     const store = new LocalEventStore(instance, writer, options.groupCommitWaitMs ?? DEFAULT_GROUP_COMMIT_WAIT_MS);
     await dropLeftoverFixtures(writer);
-    await store.backfillEventHours();
+    await backfillEventHours(writer);
     return store;
   }
 
@@ -315,41 +313,20 @@ export class LocalEventStore {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Events written before targets
+  // Events written before targets (see store-migrations.ts)
 
   /** Whether the file holds events written before events had a target, not yet adopted. */
   async hasUntargetedEvents(): Promise<boolean> {
-    return this.read(async (con) => (await queryRows(con, `SELECT 1 FROM ${STORE_META_TABLE} WHERE key = ${sqlLiteral(UNTARGETED_EVENTS_KEY)}`)).length > 0);
+    return this.read((con) => untargetedEventsPending(con));
   }
 
-  /**
-   * Gives the events written before events had a target (target_id NULL) to their tenant's target
-   * in `owners` — the service passes each tenant's built-in local target, where every event went
-   * then. Runs once per file: later calls (and files created with targets) change nothing. Events
-   * of a tenant missing from `owners` keep no target, so no query reads them; retention still
-   * deletes them. Returns how many events were adopted.
-   */
+  /** Gives the events written before events had a target to their tenant's target in `owners`; once per file. */
   async adoptUntargetedEvents(owners: ReadonlyArray<{ tenantId: string; targetId: string }>): Promise<number> {
     for (const o of owners) {
       requireText(o.tenantId, 'tenantId');
       requireText(o.targetId, 'targetId');
     }
-    return this.exclusive(() =>
-      transaction(this.writer, async () => {
-        const marker = await queryRows(this.writer, `SELECT 1 FROM ${STORE_META_TABLE} WHERE key = $1`, [UNTARGETED_EVENTS_KEY]);
-        if (marker.length === 0) return 0;
-        const deployedRules = await tableExists(this.writer, 'deployed_rules');
-        let adopted = 0;
-        for (const { tenantId, targetId } of owners) {
-          const params = [targetId, tenantId];
-          adopted += Number((await queryRows(this.writer, `UPDATE ${EVENTS_TABLE} SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params))[0]?.Count ?? 0);
-          await exec(this.writer, `UPDATE ${EVENT_HOURS_TABLE} SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params);
-          if (deployedRules) await exec(this.writer, `UPDATE deployed_rules SET target_id = $1 WHERE target_id IS NULL AND tenant_id = $2`, params);
-        }
-        await exec(this.writer, `DELETE FROM ${STORE_META_TABLE} WHERE key = $1`, [UNTARGETED_EVENTS_KEY]);
-        return adopted;
-      }),
-    );
+    return this.exclusive(() => transaction(this.writer, () => adoptUntargetedEvents(this.writer, owners)));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -367,16 +344,6 @@ export class LocalEventStore {
 
   // ---------------------------------------------------------------------------------------------
   // Plumbing
-
-  /** Fills the hourly summary of a store whose events were written without it (older files). */
-  private async backfillEventHours(): Promise<void> {
-    const state = (await queryRows(this.writer, `SELECT EXISTS (FROM ${EVENTS_TABLE}) AS events, EXISTS (FROM ${EVENT_HOURS_TABLE}) AS hours`))[0]!;
-    if (state.events !== true || state.hours === true) return;
-    await exec(
-      this.writer,
-      `INSERT INTO ${EVENT_HOURS_TABLE} (tenant_id, target_id, hour, events) SELECT tenant_id, target_id, date_trunc('hour', event_time), count(*) FROM ${EVENTS_TABLE} GROUP BY ALL`,
-    );
-  }
 
   private async connect(): Promise<DuckDBConnection> {
     if (this.closed) throw new Error('the local event store is closed');
@@ -419,26 +386,6 @@ export class LocalEventStore {
     if (this.closed) return Promise.reject(new Error('the local event store is closed'));
     return this.writes.exclusive(fn);
   }
-}
-
-async function tableExists(con: DuckDBConnection, name: string): Promise<boolean> {
-  return (await queryRows(con, `SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1`, [name])).length > 0;
-}
-
-/** A file written before events had a target: it has an events table without target_id. */
-async function hasEventsWithoutTargets(con: DuckDBConnection): Promise<boolean> {
-  if (!(await tableExists(con, EVENTS_TABLE))) return false;
-  const column = await queryRows(con, `SELECT 1 FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = $1 AND column_name = 'target_id'`, [EVENTS_TABLE]);
-  return column.length === 0;
-}
-
-/** Adds the target columns to a file written before targets, and marks its events for adoption. */
-async function addTargetColumns(con: DuckDBConnection): Promise<void> {
-  await transaction(con, async () => {
-    for (const ddl of ADD_TARGET_COLUMNS) await exec(con, ddl);
-    if (await tableExists(con, 'deployed_rules')) await exec(con, `ALTER TABLE deployed_rules ADD COLUMN IF NOT EXISTS target_id VARCHAR`);
-    await exec(con, `INSERT INTO ${STORE_META_TABLE} VALUES ($1, now()::VARCHAR) ON CONFLICT DO NOTHING`, [UNTARGETED_EVENTS_KEY]);
-  });
 }
 
 /** Promoted field names, in column order (exported for documentation and tests). */
