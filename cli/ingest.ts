@@ -106,12 +106,7 @@ export async function ingestCommand(io: Io, client: ApiClient, files: string[], 
     for (let start = 0; start < lines.length; start += options.batchLines) {
       const batch = lines.slice(start, start + options.batchLines);
       try {
-        const { body } = await client.requestText<IngestAnswer>(
-          'POST',
-          `/events?${query}`,
-          batch.join('\n'),
-          'application/x-ndjson',
-        );
+        const { body } = await client.requestText<IngestAnswer>('POST', `/events?${query}`, batch.join('\n'), 'application/x-ndjson');
         outcome.accepted += body.accepted;
         outcome.rejected += body.rejected;
         outcome.errors.push(...body.errors.map((e) => ({ line: start + e.line, error: e.error })));
