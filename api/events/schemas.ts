@@ -21,6 +21,28 @@ export const IngestResult = openapi(
     target: z.string(),
     accepted: z.number().int(),
     rejected: z.number().int(),
+    logsources: z
+      .array(
+        z.object({
+          product: z.string().nullable(),
+          category: z.string().nullable(),
+          service: z.string().nullable(),
+          events: z.number().int().describe('Events of this request stored with this logsource'),
+        }),
+      )
+      .describe(
+        'The stored events by logsource (lower-cased, as rules match it; null where none was given), most events first: the first 100, plus the events without any logsource whenever there are some. Their events add up to accepted unless logsources_truncated',
+      ),
+    logsources_truncated: z.boolean(),
+    warnings: z
+      .array(
+        z.object({
+          code: z.enum(['no_logsource']).describe('no_logsource: events stored with no product, category or service, which no rule with a logsource matches'),
+          events: z.number().int(),
+          message: z.string().describe('What happened and how to fix it'),
+        }),
+      )
+      .describe('What was stored but will not work as expected; nothing was refused for it'),
     errors: z.array(z.object({ line: z.number().int(), error: z.string() })).describe('Rejected lines by line number (the first 1000)'),
     errors_truncated: z.boolean(),
     cursor: z.number().int().describe('The store-wide cursor after this batch'),

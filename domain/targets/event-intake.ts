@@ -55,11 +55,38 @@ export async function openEventIntake(deps: DomainDeps, auth: Actor, request: Ev
   return { target, options };
 }
 
+/** Something about a stored batch that the sender should act on; nothing was refused for it. */
+export type IngestWarning = { code: 'no_logsource'; events: number; message: string };
+
+/** What a batch stored, with the warnings about it. */
+export type StoredEvents = IngestResult & { warnings: IngestWarning[] };
+
+/**
+ * The warning for events stored with no product, category or service: the store keeps them, but
+ * a rule with a logsource (nearly every rule) never reads them, so nothing would ever say so.
+ * How to fix it depends on how the request named the logsource: not at all, or by fields that
+ * these events lack (a fixed value leaves no event without a logsource).
+ */
+export function noLogsourceWarning(events: number, logsource: IngestOptions['logsource']): IngestWarning | undefined {
+  if (events === 0) return undefined;
+  const fields = LOGSOURCE_KEYS.flatMap((key) => {
+    const v = logsource?.[key];
+    return typeof v === 'object' ? [`${key}_field=${v.field}`] : [];
+  });
+  const what = `${events} ${events === 1 ? 'event was' : 'events were'} stored with no logsource (no product, category or service), so no rule with a logsource will ever match ${events === 1 ? 'it' : 'them'}`;
+  const fix =
+    fields.length === 0
+      ? 'Name the logsource of the batch with ?product=…&category=… (or service=…), or read it from fields of the events with ?product_field=…&category_field=… (or service_field=…)'
+      : `${events === 1 ? 'It lacks' : 'They lack'} the fields named by ${fields.join(', ')}: give those fields in every event, or name the logsource of the batch with ?product=…&category=… (or service=…)`;
+  return { code: 'no_logsource', events, message: `${what}. ${fix}.` };
+}
+
 /**
  * Stores a batch as the target's events (they belong to it: only rules, replays and shadows on
- * that target read them); bad lines are reported, and a batch of only bad lines is refused.
+ * that target read them); bad lines are reported, and a batch of only bad lines is refused. The
+ * answer counts the stored events by logsource and warns of events without one.
  */
-export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<IngestResult> {
+export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<StoredEvents> {
   const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options);
   if (result.accepted === 0 && result.rejected > 0) {
     throw invalidRequest(
@@ -67,5 +94,6 @@ export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIn
       result.errors.slice(0, 100).map((e) => ({ pointer: `/body/line/${e.line}`, message: e.error })),
     );
   }
-  return result;
+  const warning = noLogsourceWarning(result.withoutLogsource, intake.options.logsource);
+  return { ...result, warnings: warning ? [warning] : [] };
 }

@@ -8,7 +8,7 @@ import { existsExpression, fieldExpression, PROMOTED_FIELDS } from './fields';
 import { dropLeftoverFixtures, withFixtureTable } from './fixture-tables';
 import { GroupCommitQueue, type GroupWriter } from './group-commit';
 import { stageSource } from './ingest-stage';
-import { createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
+import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
 import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
 import type { IngestSource } from './sources';
@@ -23,6 +23,7 @@ export type {
   IngestResult,
   LineError,
   LocalEventStoreOptions,
+  LogsourceCount,
   LogsourceValue,
   SinceResult,
   StoredEvent,
@@ -32,6 +33,8 @@ export type {
 } from './store-types';
 
 const DEFAULT_MAX_ERRORS = 1000;
+/** Logsources an ingest result lists (most events first; the one without a logsource always). */
+export const MAX_REPORTED_LOGSOURCES = 100;
 /** Reader connections kept open between calls; more concurrent readers get fresh ones. */
 const MAX_IDLE_READERS = 4;
 /** DuckDB's row group: a transaction appending at least this many rows skips the write-ahead log. */
@@ -181,10 +184,14 @@ export class LocalEventStore {
       rejected += w.timeRejected;
       lineErrors.push(...w.timeErrors);
       const errors = firstErrors();
+      const stored = await batchLogsources(con, w.first, w.last, MAX_REPORTED_LOGSOURCES);
       return {
         batchId: id,
         accepted: w.accepted,
         rejected,
+        logsources: stored.logsources,
+        logsourcesTruncated: stored.truncated,
+        withoutLogsource: stored.withoutLogsource,
         errors,
         errorsTruncated: rejected > errors.length,
         firstSeq: w.first,

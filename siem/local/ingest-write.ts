@@ -3,7 +3,7 @@ import { exec, rows as queryRows } from './duckdb';
 import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
 import { extraKeyText, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
-import type { IngestOptions, LineError, LogsourceValue } from './store-types';
+import type { IngestOptions, LineError, LogsourceCount, LogsourceValue } from './store-types';
 
 /**
  * The write of one staged ingest batch into the events table, inside a transaction the caller
@@ -141,4 +141,40 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
     rejected,
   ] as DuckDBValue[]);
   return { accepted, first, last, cursor: last ?? base, timeRejected, timeErrors };
+}
+
+/** What a batch stored, by logsource (see IngestResult). */
+export interface BatchLogsources {
+  readonly logsources: LogsourceCount[];
+  readonly truncated: boolean;
+  readonly withoutLogsource: number;
+}
+
+/**
+ * The stored events of a committed batch (seq `first`..`last`, which no other batch shares)
+ * counted by their logsource columns: one grouped count in DuckDB over the batch's row groups
+ * (min/max statistics on seq skip the rest), run on the batch's own connection after its commit,
+ * so the writer does not wait for it. At most `limit` groups, most events first, plus the group
+ * without any logsource, which is always listed when it exists.
+ */
+export async function batchLogsources(con: DuckDBConnection, first: number | null, last: number | null, limit: number): Promise<BatchLogsources> {
+  if (first === null || last === null) return { logsources: [], truncated: false, withoutLogsource: 0 };
+  const rows = await queryRows(
+    con,
+    `SELECT ls_product, ls_category, ls_service, count(*) AS n, count(*) OVER () AS groups,
+            (ls_product IS NULL AND ls_category IS NULL AND ls_service IS NULL) AS no_logsource,
+            row_number() OVER (ORDER BY count(*) DESC, ls_product NULLS LAST, ls_category NULLS LAST, ls_service NULLS LAST) AS rank
+     FROM ${EVENTS_TABLE} WHERE seq BETWEEN ${first} AND ${last}
+     GROUP BY ls_product, ls_category, ls_service
+     QUALIFY rank <= ${limit} OR no_logsource
+     ORDER BY rank`,
+  );
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const logsources = rows.map((r) => ({ product: text(r.ls_product), category: text(r.ls_category), service: text(r.ls_service), events: Number(r.n) }));
+  const none = rows.find((r) => r.no_logsource === true);
+  return {
+    logsources,
+    truncated: rows.length > 0 && Number(rows[0]!.groups) > rows.length,
+    withoutLogsource: none ? Number(none.n) : 0,
+  };
 }

@@ -20,10 +20,27 @@ export interface LineError {
   readonly error: string;
 }
 
+/** How many of a batch's stored events have one logsource (lower-cased, as stored; null where none was given). */
+export interface LogsourceCount {
+  readonly product: string | null;
+  readonly category: string | null;
+  readonly service: string | null;
+  readonly events: number;
+}
+
 export interface IngestResult {
   readonly batchId: string;
   readonly accepted: number;
   readonly rejected: number;
+  /**
+   * The accepted events by logsource, most events first, at most `MAX_REPORTED_LOGSOURCES` of them
+   * plus the group without any logsource whenever it exists; their events add up to `accepted`
+   * unless `logsourcesTruncated`.
+   */
+  readonly logsources: LogsourceCount[];
+  readonly logsourcesTruncated: boolean;
+  /** Accepted events with no product, no category and no service: a rule with a logsource never reads them. */
+  readonly withoutLogsource: number;
   /** Rejected lines in line order, at most `maxReportedErrors` of them. */
   readonly errors: LineError[];
   readonly errorsTruncated: boolean;

@@ -28,6 +28,8 @@ describe('detflow ingest', () => {
     expect(res.out).toContain(`${file}: 4 accepted, 2 rejected`);
     expect(res.out).toContain(`${file}:3:`);
     expect(res.out).toContain(`${file}:5:`);
+    expect(res.out).toContain(`${file}: 4 stored with logsource product=windows\n`);
+    expect(res.out).not.toContain('warning');
     expect((await svc.siem.localStore.tenantStats('default')).events).toBe(4);
   });
 
@@ -45,7 +47,24 @@ describe('detflow ingest', () => {
     expect(res.code).toBe(0);
     const report = JSON.parse(res.out);
     expect(report.files.map((f: { accepted: number }) => f.accepted)).toEqual([3, 5]);
+    expect(report.files[1].logsources).toEqual([{ product: null, category: null, service: null, events: 5 }]);
+    expect(report.files[1].warnings).toEqual([expect.objectContaining({ code: 'no_logsource', events: 5 })]);
     expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before + 8);
+  });
+
+  it('prints the stored events by logsource over all batches, and warns of events without one', async () => {
+    const file = path.join(dir, 'mixed.jsonl');
+    fs.writeFileSync(file, [event(20), event(21), event(22)].map((e) => JSON.stringify(e)).join('\n'));
+    const res = await detflow(svc, ['ingest', file, '--batch-lines', '2']);
+    expect(res.code).toBe(0);
+    expect(res.out).toContain(`${file}: 3 accepted, 0 rejected\n`);
+    expect(res.out).toContain(`${file}: 3 stored with no logsource\n`);
+    expect(res.out).toContain(
+      `${file}: warning: 3 events were stored with no logsource (no product, category or service), so no rule with a logsource will ever match them. Name their logsource with --product and --category (or --service).\n`,
+    );
+    const named = await detflow(svc, ['ingest', file, '--product', 'Windows', '--category', 'process_creation', '--service', 'sysmon']);
+    expect(named.out).toContain(`${file}: 3 stored with logsource product=windows category=process_creation service=sysmon\n`);
+    expect(named.out).not.toContain('warning');
   });
 
   it('exits 2 for a file that is not there or a target that does not exist', async () => {

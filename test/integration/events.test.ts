@@ -140,4 +140,65 @@ describe('POST /events (local event store ingestion)', () => {
     expect(huge.body).toMatchObject({ accepted: 1, rejected: 1 });
     expect(huge.body.errors[0]).toEqual({ line: 1, error: 'the number at /n/x/0 is beyond the range of a double; send it as a string to keep it' });
   });
+
+  it('tells what it stored by logsource, and warns of events that no rule with a logsource will match', async () => {
+    const none = { product: null, category: null, service: null };
+    // Logsource read from fields of the events: some carry them, some do not.
+    const fromFields = await ingest(
+      [
+        ev(30, { vendor: 'Windows', kind: 'process_creation' }),
+        ev(31, { vendor: 'windows', kind: 'Process_Creation' }),
+        ev(32, { vendor: 'linux' }),
+        ev(33),
+        '{bad',
+        ev(34, { kind: '' }),
+      ].join('\n'),
+      '?product_field=vendor&category_field=kind',
+    );
+    expect(fromFields.status).toBe(200);
+    expect(fromFields.body).toMatchObject({ accepted: 5, rejected: 1, logsources_truncated: false });
+    expect(fromFields.body.logsources).toEqual([
+      { product: 'windows', category: 'process_creation', service: null, events: 2 },
+      { product: 'linux', category: null, service: null, events: 1 },
+      { product: null, category: '', service: null, events: 1 },
+      { ...none, events: 1 },
+    ]);
+    expect(fromFields.body.warnings).toHaveLength(1);
+    expect(fromFields.body.warnings[0]).toMatchObject({ code: 'no_logsource', events: 1 });
+    expect(fromFields.body.warnings[0].message).toMatch(
+      /^1 event was stored with no logsource.*will ever match it\. It lacks the fields named by product_field=vendor, category_field=kind/,
+    );
+
+    // Logsource named by the query: every event has it, nothing to warn of.
+    const fromQuery = await ingest([ev(35), ev(36), ev(37)].join('\n'), '?product=Windows&category=process_creation');
+    expect(fromQuery.body.logsources).toEqual([{ product: 'windows', category: 'process_creation', service: null, events: 3 }]);
+    expect(fromQuery.body.warnings).toEqual([]);
+
+    // A fixed product with a category read per event: partly named, still a logsource.
+    const mixed = await ingest([ev(38, { kind: 'network_connection' }), ev(39)].join('\n'), '?product=windows&category_field=kind');
+    expect(mixed.body.logsources).toEqual([
+      { product: 'windows', category: 'network_connection', service: null, events: 1 },
+      { product: 'windows', category: null, service: null, events: 1 },
+    ]);
+    expect(mixed.body.warnings).toEqual([]);
+
+    // No logsource at all.
+    const bare = await ingest([ev(40), ev(41)].join('\n'));
+    expect(bare.body.logsources).toEqual([{ ...none, events: 2 }]);
+    expect(bare.body.warnings).toEqual([
+      {
+        code: 'no_logsource',
+        events: 2,
+        message:
+          '2 events were stored with no logsource (no product, category or service), so no rule with a logsource will ever match them. Name the logsource of the batch with ?product=…&category=… (or service=…), or read it from fields of the events with ?product_field=…&category_field=… (or service_field=…).',
+      },
+    ]);
+
+    // The OpenAPI document describes the new fields.
+    const doc = (await svc.request('GET', '/api/v1/openapi.json')).body;
+    const props = doc.components.schemas.IngestResult.properties;
+    expect(Object.keys(props)).toEqual(expect.arrayContaining(['logsources', 'logsources_truncated', 'warnings']));
+    expect(Object.keys(props.logsources.items.properties)).toEqual(['product', 'category', 'service', 'events']);
+    expect(props.warnings.items.properties.code.enum).toEqual(['no_logsource']);
+  });
 });

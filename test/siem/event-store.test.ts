@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, listValue } from '@duckdb/node-api';
 import { DeploymentRegistry } from '../../siem/local/deployments';
-import { IngestSourceError, LocalEventStore } from '../../siem/local/event-store';
+import { IngestSourceError, LocalEventStore, MAX_REPORTED_LOGSOURCES } from '../../siem/local/event-store';
 
 /** The target (the service's target id) the tests' events are sent to and read from. */
 const TARGET = 'target-a';
@@ -277,6 +277,18 @@ describe('group commit', () => {
     expect(dirty.lastSeq! - dirty.firstSeq!).toBe(3); // seq = base + line, as for a batch alone
   });
 
+  it('counts each batch of a group by its own logsources', async () => {
+    const [win, none] = await Promise.all([
+      grouped.ingest('acme', TARGET, { kind: 'ndjson', input: batch('w', 4) }, { timestampField: 'ts', logsource: { product: 'windows' } }),
+      grouped.ingest('acme', TARGET, { kind: 'ndjson', input: batch('n', 6, 10) }, { timestampField: 'ts' }),
+    ]);
+    expect(await transactions()).toBe(1);
+    expect(win.logsources).toEqual([{ product: 'windows', category: null, service: null, events: 4 }]);
+    expect(win.withoutLogsource).toBe(0);
+    expect(none.logsources).toEqual([{ product: null, category: null, service: null, events: 6 }]);
+    expect(none.withoutLogsource).toBe(6);
+  });
+
   it('rejects an epoch beyond the timestamp range as a bad line; the other batches of its group are committed', async () => {
     // Such an epoch once failed the insert and so the whole batch: now it is a line error like any other.
     const huge = [line({ ts: '2024-01-01T00:00:00Z', n: 1 }), '{"ts": 1e300, "n": 2}', '{"ts": -1e300, "n": 3}'].join('\n');
@@ -327,6 +339,66 @@ describe('group commit', () => {
     expect(l).toMatchObject({ accepted: 2, rejected: 0 });
     expect(await transactions()).toBe(1);
     expect((await grouped.since('acme', TARGET, 'true', 0)).events.map((x) => x.event.n ?? x.event.tag)).toEqual(['early', 'early', 'early', 'late-1', 'late-2']);
+  });
+});
+
+describe('stored logsources', () => {
+  const at = (i: number) => new Date(T0 + i * 1000).toISOString();
+
+  it('counts the stored events of the batch by logsource, as stored (lower-cased), bad lines left out', async () => {
+    const text = [
+      line({ ts: at(1), vendor: 'Windows', kind: 'process_creation' }),
+      line({ ts: at(2), vendor: 'windows', kind: 'Process_Creation' }),
+      line({ ts: at(3), vendor: 'windows', kind: 'process_creation', svc: 'sysmon' }),
+      line({ ts: at(4), vendor: 'linux' }),
+      line({ ts: at(5) }),
+      line({ ts: at(6), other: 'x' }),
+      line({ vendor: 'windows', kind: 'process_creation' }), // no timestamp: rejected, not counted
+      'not json',
+      line({ ts: at(9) }),
+    ].join('\n');
+    const r = await store.ingest(
+      'acme',
+      TARGET,
+      { kind: 'ndjson', input: text },
+      { timestampField: 'ts', logsource: { product: { field: 'vendor' }, category: { field: 'kind' }, service: { field: 'svc' } } },
+    );
+    expect(r).toMatchObject({ accepted: 7, rejected: 2, withoutLogsource: 3, logsourcesTruncated: false });
+    expect(r.logsources).toEqual([
+      { product: null, category: null, service: null, events: 3 },
+      { product: 'windows', category: 'process_creation', service: null, events: 2 },
+      { product: 'linux', category: null, service: null, events: 1 },
+      { product: 'windows', category: 'process_creation', service: 'sysmon', events: 1 },
+    ]);
+  });
+
+  it('counts only this batch, and nothing without a logsource when the batch names one', async () => {
+    await store.ingest('acme', TARGET, { kind: 'ndjson', input: [line({ ts: at(1) }), line({ ts: at(2) })].join('\n') }, { timestampField: 'ts' });
+    const r = await store.ingest(
+      'acme',
+      TARGET,
+      { kind: 'ndjson', input: [line({ ts: at(3) }), line({ ts: at(4) }), line({ ts: at(5) })].join('\n') },
+      { timestampField: 'ts', logsource: { product: 'Windows', category: 'process_creation' } },
+    );
+    expect(r.logsources).toEqual([{ product: 'windows', category: 'process_creation', service: null, events: 3 }]);
+    expect(r.withoutLogsource).toBe(0);
+    const none = await store.ingest('acme', TARGET, { kind: 'ndjson', input: 'nope' }, { timestampField: 'ts' });
+    expect(none).toMatchObject({ accepted: 0, logsources: [], logsourcesTruncated: false, withoutLogsource: 0 });
+  });
+
+  it('lists the largest logsources up to the cap, and always the events without one', async () => {
+    const n = MAX_REPORTED_LOGSOURCES + 5;
+    const lines = Array.from({ length: n }, (_, i) => line({ ts: at(i), vendor: `p${String(i).padStart(3, '0')}` }));
+    // p000 has the most events, then the events without a logsource would come last by count.
+    lines.push(line({ ts: at(n), vendor: 'p000' }), line({ ts: at(n + 1) }));
+    const r = await store.ingest('acme', TARGET, { kind: 'ndjson', input: lines.join('\n') }, { timestampField: 'ts', logsource: { product: { field: 'vendor' } } });
+    expect(r.accepted).toBe(n + 2);
+    expect(r.logsourcesTruncated).toBe(true);
+    expect(r.withoutLogsource).toBe(1);
+    expect(r.logsources).toHaveLength(MAX_REPORTED_LOGSOURCES + 1);
+    expect(r.logsources[0]).toEqual({ product: 'p000', category: null, service: null, events: 2 });
+    expect(r.logsources.filter((l) => l.product === null)).toEqual([{ product: null, category: null, service: null, events: 1 }]);
+    expect(r.logsources.some((l) => l.product === `p${String(n - 1).padStart(3, '0')}`)).toBe(false);
   });
 });
 
