@@ -61,6 +61,7 @@ export async function openEventIntake(deps: DomainDeps, auth: Actor, request: Ev
  */
 export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<IngestResult> {
   const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options);
+  deps.metrics?.eventsIngested(result.accepted, result.rejected);
   if (result.accepted === 0 && result.rejected > 0) {
     throw invalidRequest(
       `No event was stored: all ${result.rejected} lines were rejected`,
