@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { detectEverySecond, imageRule, startTestService, type TestService, until } from '../support/harness';
 import { parsePrometheusText, sampleValue, type Family } from '../support/prometheus-text';
 
@@ -104,6 +106,56 @@ describe('GET /metrics', () => {
     const alerts = (await svc.request('GET', `/api/v1/alerts?deployment_id=${deploy.body.id}&limit=50`)).body.items as Array<{ status: string }>;
     expect(alerts.filter((a) => a.status === 'open')).toHaveLength(1);
     expect(alerts.filter((a) => a.status === 'suppressed')).toHaveLength(2);
+  });
+
+  it('counts webhook attempts by result, and deliveries given up', async () => {
+    const received: string[] = [];
+    const receiver = http.createServer((req, res) => {
+      received.push(req.url ?? '');
+      res.statusCode = 200;
+      res.end();
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const port = (receiver.address() as AddressInfo).port;
+    try {
+      const secret = 'a-webhook-secret-of-some-length';
+      // Only test notifications (always sent): no notification of the detection test above joins in.
+      const events = ['deployment.succeeded'];
+      // A port nothing listens on: every attempt is refused, until the webhook is removed.
+      const closed = await new Promise<number>((resolve) => {
+        const s = http.createServer().listen(0, '127.0.0.1', () => {
+          const p = (s.address() as AddressInfo).port;
+          s.close(() => resolve(p));
+        });
+      });
+      expect((await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${closed}/hook`, secret, events } })).status).toBe(200);
+      const before = await scrape();
+      expect((await svc.request('POST', '/api/v1/settings/webhook/test')).status).toBe(202);
+      await until('a refused attempt counted', async () => {
+        const m = await scrape();
+        return sampleValue(m, 'detflow_webhook_attempts_total', { result: 'error' }) > sampleValue(before, 'detflow_webhook_attempts_total', { result: 'error' })
+          ? true
+          : undefined;
+      });
+      expect((await svc.request('DELETE', '/api/v1/settings/webhook')).status).toBeLessThan(300);
+      const givenUp = await until('the delivery given up', async () => {
+        const m = await scrape();
+        return sampleValue(m, 'detflow_webhook_deliveries_failed_total') > 0 ? m : undefined;
+      });
+      expect(sampleValue(givenUp, 'detflow_webhook_deliveries_failed_total')).toBe(1);
+
+      expect((await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${port}/hook`, secret, events } })).status).toBe(200);
+      expect((await svc.request('POST', '/api/v1/settings/webhook/test')).status).toBe(202);
+      const delivered = await until('a delivered attempt counted', async () => {
+        const m = await scrape();
+        return sampleValue(m, 'detflow_webhook_attempts_total', { result: 'delivered' }) > 0 ? m : undefined;
+      });
+      expect(sampleValue(delivered, 'detflow_webhook_attempts_total', { result: 'delivered' })).toBe(1);
+      expect(received).toEqual(['/hook']);
+      expect(sampleValue(delivered, 'detflow_webhook_deliveries_failed_total')).toBe(1);
+    } finally {
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 });
 
