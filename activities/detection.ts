@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { workflowIds } from '../domain/contracts';
 import { runDetection, type DetectionOutcome } from '../domain/detection/run-detection';
 import type { SiemAdapters } from '../siem/adapters';
+import type { DomainMetrics } from '../domain/metrics';
 import type { TemporalDeps } from './schedules';
 
 export type { DetectionOutcome } from '../domain/detection/run-detection';
@@ -23,7 +24,19 @@ function activityKey(): string | null {
   return run ? `${run.workflowId}/${run.runId}/${info.activityId}` : null;
 }
 
-export function createDetectionActivities({ db, siem, temporal, now = () => new Date() }: { db: Db; siem: SiemAdapters; temporal?: TemporalDeps; now?: () => Date }) {
+export function createDetectionActivities({
+  db,
+  siem,
+  temporal,
+  now = () => new Date(),
+  metrics,
+}: {
+  db: Db;
+  siem: SiemAdapters;
+  temporal?: TemporalDeps;
+  now?: () => Date;
+  metrics?: DomainMetrics;
+}) {
   async function removeSchedule(tenantId: string, deploymentId: string): Promise<void> {
     if (!temporal) return;
     try {
@@ -35,7 +48,7 @@ export function createDetectionActivities({ db, siem, temporal, now = () => new 
   return {
     /** One scheduled-detection run of one deployment (domain/detection/run-detection.ts). */
     runDetection: ({ deploymentId }: { deploymentId: string }): Promise<DetectionOutcome> =>
-      runDetection({ db, siem, now, removeSchedule }, { deploymentId, activityKey: activityKey() }),
+      runDetection({ db, siem, now, removeSchedule, ...(metrics ? { metrics } : {}) }, { deploymentId, activityKey: activityKey() }),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
+import type { DomainMetrics } from '../domain/metrics';
 import { createDeploymentActivities } from './deployments';
 import { createNotificationActivities } from './notifications';
 import { createDetectionActivities } from './detection';
@@ -12,7 +13,15 @@ import { createReplayActivities } from './replay';
 import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
 
-export type ActivityDeps = { db: Db; logger: Logger; secrets: SecretBox; siem: SiemAdapters; temporal: TemporalDeps };
+export type ActivityDeps = {
+  db: Db;
+  logger: Logger;
+  secrets: SecretBox;
+  siem: SiemAdapters;
+  temporal: TemporalDeps;
+  /** What the activities' use cases count (detection runs, alerts, webhook deliveries); nothing without it. */
+  metrics?: DomainMetrics;
+};
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
 export function createActivities(deps: ActivityDeps) {

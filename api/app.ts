@@ -26,6 +26,8 @@ import { rollbackRoutes } from './deployments/rollback.routes';
 import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
+import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
+import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
 export const API_BASE = '/api/v1';
 
@@ -36,7 +38,11 @@ export type App = {
   flush(): Promise<void>;
 };
 
-export function buildApp(deps: ApiDeps): App {
+export function buildApp(given: ApiDeps): App {
+  // One registry per process: the process passes it (the worker in the same process counts into it
+  // too); an app built without one still exposes its own.
+  const metrics = given.metrics ?? createServiceMetrics();
+  const deps: ApiDeps = { ...given, metrics };
   const now = deps.now ?? (() => new Date());
   const auditWriter = new AuditWriter(deps.database, deps.logger);
   const tokenCache = new TokenCache();
@@ -71,12 +77,17 @@ export function buildApp(deps: ApiDeps): App {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestLog(deps.logger));
+  app.use(httpMetrics(metrics));
 
-  // Liveness and readiness for orchestrators: no auth, no rate limit, no audit.
+  // Liveness, readiness and metrics for orchestrators: no rate limit, no audit; no auth either,
+  // except /metrics when DETFLOW_METRICS_TOKEN is set.
+  app.get('/metrics', metricsEndpoint(metrics, deps.config.metricsToken));
   app.get('/healthz', (_req, res) => {
+    metricsRoute(res, '/healthz');
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    metricsRoute(res, '/readyz');
     const checks: Record<string, string> = {};
     try {
       await deps.database.ping();
@@ -101,6 +112,7 @@ export function buildApp(deps: ApiDeps): App {
   // The contract itself is public (no secrets in it), but still counted and audited.
   api.get('/openapi.json', identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }), (_req, res) => {
     auditSubject(res).route = '/openapi.json';
+    metricsRoute(res, `${API_BASE}/openapi.json`);
     res.json(openapiDocument);
   });
 
@@ -110,6 +122,7 @@ export function buildApp(deps: ApiDeps): App {
   for (const spec of routes) {
     api[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
       auditSubject(res).route = spec.path;
+      metricsRoute(res, `${API_BASE}${spec.path}`);
       const auth = req.auth!;
       if (spec.permission && !auth.permissions.has(spec.permission)) {
         throw insufficientScope(`This operation needs the ${spec.permission} permission`);

@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import type { DomainDeps, TemporalContext } from '../domain/deps';
+import type { ServiceMetrics } from '../lib/metrics/service-metrics';
 
 /** What the API needs from the outside world, wired by the process that runs it: the domain's dependencies, and its own. */
 export type ApiDeps = DomainDeps & {
-  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl' | 'ingestLimitBytes'>;
+  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl' | 'ingestLimitBytes'> & Partial<Pick<AppConfig, 'metricsToken'>>;
   logger: Logger;
+  /** This process's metrics, exposed at /metrics; the domain counts into them too. Made by buildApp when the process gives none. */
+  metrics?: ServiceMetrics;
 };
 
 export function runLink(temporal: TemporalContext, workflowId: string, runId: string | null): string | undefined {

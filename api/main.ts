@@ -6,6 +6,7 @@ import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
 import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from './server';
+import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
 /**
  * The API alone, for the scaled topology: several of these behind a load balancer, sharing
@@ -39,6 +40,8 @@ async function main() {
       secrets,
       siem,
       temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl: config.temporal.uiUrl },
+      // This process's own metrics (HTTP and events); detection and webhooks are the workers'.
+      metrics: createServiceMetrics(),
     },
     config.host,
     config.port,

@@ -36,6 +36,8 @@ const envSchema = z.object({
     .default('5mb'),
   DETFLOW_PUBLIC_URL: optionalString,
   DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
+  DETFLOW_METRICS_TOKEN: optionalString,
+  DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
 });
 
 export type AppConfig = {
@@ -60,6 +62,10 @@ export type AppConfig = {
   publicUrl: string | undefined;
   /** Largest event upload of one request, in bytes. */
   ingestLimitBytes: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <it>`; otherwise /metrics is open like /healthz. */
+  metricsToken: string | undefined;
+  /** Where the worker run on its own (worker/main.ts) serves /metrics; it serves none when unset. */
+  workerMetricsPort: number | undefined;
 };
 
 export class ConfigError extends Error {
@@ -94,5 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimit: e.DETFLOW_BODY_LIMIT,
     publicUrl: e.DETFLOW_PUBLIC_URL,
     ingestLimitBytes: e.DETFLOW_INGEST_LIMIT_MB * 1024 * 1024,
+    metricsToken: e.DETFLOW_METRICS_TOKEN,
+    workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
   };
 }

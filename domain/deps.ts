@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../db/client';
 import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
+import type { DomainMetrics } from './metrics';
 
 export type TemporalContext = {
   client: Client;
@@ -21,4 +22,6 @@ export type DomainDeps = {
   siem: SiemAdapters;
   /** The clock for records and limits; tests may pin it. */
   now?: () => Date;
+  /** Where the use cases count what happens, for operators (domain/metrics.ts); nothing is counted without it. */
+  metrics?: DomainMetrics;
 };

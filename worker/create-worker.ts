@@ -6,6 +6,7 @@ import { createActivities } from '../activities';
 import { ensureRetentionSchedule } from '../activities/schedules';
 import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
+import type { DomainMetrics } from '../domain/metrics';
 
 export type WorkerWiring = {
   address: string;
@@ -17,6 +18,8 @@ export type WorkerWiring = {
   siem: SiemAdapters;
   /** For activities that manage schedules and start runs (scheduled detection). */
   client: Client;
+  /** Where the activities count what happens (the process's metrics); nothing is counted without it. */
+  metrics?: DomainMetrics;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -36,6 +39,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
         secrets: wiring.secrets,
         siem: wiring.siem,
         temporal: { client: wiring.client, taskQueue: wiring.taskQueue },
+        ...(wiring.metrics ? { metrics: wiring.metrics } : {}),
       }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });

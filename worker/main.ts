@@ -7,6 +7,8 @@ import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from './temporal-client';
 import { createWorker } from './create-worker';
 import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
+import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { startMetricsServer } from './metrics-server';
 
 /** The worker alone, for the scaled topology (see docker-compose.yml). */
 async function main() {
@@ -21,6 +23,7 @@ async function main() {
   const logger = createLogger(config.logLevel, 'detflow-worker');
   installTemporalLogging(logger);
   const secrets = SecretBox.fromConfig(config);
+  const metrics = createServiceMetrics();
   const siem = await openSiemAdapters({ dataDir: config.dataDir });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
@@ -37,9 +40,15 @@ async function main() {
     secrets,
     siem,
     client,
+    metrics,
   });
+  // This worker's own metrics (detection runs, alerts, webhook deliveries), when a port is given.
+  const metricsServer =
+    config.workerMetricsPort === undefined ? undefined : await startMetricsServer(metrics, { host: config.host, port: config.workerMetricsPort, token: config.metricsToken });
+  if (metricsServer) logger.info({ url: metricsServer.url }, 'worker metrics listening');
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();
+  await metricsServer?.close();
   await connection.close();
   await client.connection.close();
   await database.close();

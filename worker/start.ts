@@ -12,6 +12,7 @@ import { resolveTemporalCli } from './temporal-cli';
 import { startTemporalDevServer, type DevServer } from './temporal-dev-server';
 import { connectClient, ensureSearchAttributes } from './temporal-client';
 import { createWorker } from './create-worker';
+import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
@@ -59,6 +60,8 @@ async function main() {
     }
 
     const secrets = SecretBox.fromConfig(config);
+    // One registry for the process: the worker's activities and the API count into it, /metrics shows all.
+    const metrics = createServiceMetrics();
     const siem = await openSiemAdapters({ dataDir: config.dataDir });
     stops.push(() => siem.close());
     const database = await openDatabase(databaseOptionsFromConfig(config));
@@ -81,6 +84,7 @@ async function main() {
       secrets,
       siem,
       client,
+      metrics,
     });
     const workerDone = worker.run();
     stops.push(async () => {
@@ -97,6 +101,7 @@ async function main() {
         secrets,
         siem,
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
+        metrics,
       },
       config.host,
       config.port,
@@ -107,6 +112,7 @@ async function main() {
       '',
       'detflow is running',
       `  API:           ${api.url}/api/v1   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+      `  Metrics:       ${api.url}/metrics${config.metricsToken ? '   (bearer DETFLOW_METRICS_TOKEN)' : ''}`,
       `  Temporal UI:   ${uiUrl ?? '(not known: set TEMPORAL_UI_URL)'}`,
       `  Temporal:      ${address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`,
       `  Database:      ${database.kind === 'pglite' ? `PGlite in ${path.join(config.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,

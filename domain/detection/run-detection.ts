@@ -9,6 +9,7 @@ import type { CursorEvent, LiveEvaluationResult } from '../../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
 import { FailureType, FINAL_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
+import { noMetrics, type DomainMetrics } from '../metrics';
 
 export { budgetWindowStart } from './noise-budget-policy';
 
@@ -182,6 +183,8 @@ export type DetectionDeps = {
    * instead of running for ever.
    */
   removeSchedule: (tenantId: string, deploymentId: string) => Promise<void>;
+  /** Counts runs by outcome and the alerts they stored (domain/metrics.ts). */
+  metrics?: DomainMetrics;
 };
 
 /**
@@ -195,9 +198,22 @@ export type DetectionDeps = {
  * transaction, apply the noise-budget policy (domain/detection) and record alerts, cursor and run.
  */
 export async function runDetection(deps: DetectionDeps, { deploymentId, activityKey: key }: { deploymentId: string; activityKey: string | null }): Promise<DetectionOutcome> {
-  const { db, siem, now, removeSchedule } = deps;
-  const earlier = await recordedOutcome(db, key);
+  const metrics = deps.metrics ?? noMetrics;
+  const earlier = await recordedOutcome(deps.db, key);
   if (earlier) return earlier;
+  const outcome = await evaluateAndRecord(deps, deploymentId, key);
+  // Counted once the run's records are committed; an outcome an earlier attempt committed was counted by it.
+  if (!outcome.fresh) return outcome.outcome;
+  const o = outcome.outcome;
+  metrics.detectionRun(o.skipped !== null ? 'skipped' : o.mode === 'shadow' ? 'shadow' : 'completed');
+  if (o.raised > 0 || o.suppressed > 0) metrics.alerts(o.raised, o.suppressed);
+  return o;
+}
+
+/** A run that evaluates and records (`fresh`), or the outcome another attempt of the same activity committed. */
+async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key: string | null): Promise<{ outcome: DetectionOutcome; fresh: boolean }> {
+  const { db, siem, now, removeSchedule } = deps;
+  const metrics = deps.metrics ?? noMetrics;
   const startedAt = now();
   const t0 = performance.now();
 
@@ -209,9 +225,9 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
   const mode = detectionModeOf(d.status);
   if (!mode) {
     if ((FINAL_DEPLOYMENT_STATUSES as readonly string[]).includes(d.status)) await removeSchedule(d.tenantId, deploymentId);
-    return idle(`deployment is ${d.status}`);
+    return { outcome: idle(`deployment is ${d.status}`), fresh: true };
   }
-  if (targetKind !== 'local') return idle(`${targetKind} targets run their own detection`);
+  if (targetKind !== 'local') return { outcome: idle(`${targetKind} targets run their own detection`), fresh: true };
 
   // Evaluate.
   const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetKind);
@@ -223,12 +239,13 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
   } catch (err) {
     // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
     await recordFailedRun(db, run, (err as Error).message);
+    metrics.detectionRun('failed');
     throw ApplicationFailure.nonRetryable(`Detection query of deployment ${deploymentId} failed: ${(err as Error).message}`, FailureType.DetectionQueryFailed);
   }
   const next = cursorAfterRun(found);
 
   // Apply the policy and record, together.
-  return db.transaction(async (tx) => {
+  return db.transaction(async (tx): Promise<{ outcome: DetectionOutcome; fresh: boolean }> => {
     const [locked] = await tx
       .select({ cursor: deployments.detectionCursor, status: deployments.status })
       .from(deployments)
@@ -236,21 +253,21 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
       .for('update');
     // An earlier attempt still running when this one started has committed meanwhile.
     const committed = await recordedOutcome(tx, key);
-    if (committed) return committed;
-    if (locked!.status !== d.status) return idle(`deployment is ${locked!.status}`);
-    if ((locked!.cursor ?? run.cursor) !== run.cursor) return idle('another run advanced this deployment first');
+    if (committed) return { outcome: committed, fresh: false };
+    if (locked!.status !== d.status) return { outcome: idle(`deployment is ${locked!.status}`), fresh: true };
+    if ((locked!.cursor ?? run.cursor) !== run.cursor) return { outcome: idle('another run advanced this deployment first'), fresh: true };
     const evaluated = { ...base, skipped: null, scanned: found.scanned, matches: found.matched };
     if (mode === 'shadow') {
       // Demoted: the rule keeps being evaluated so a person can see what it would raise, but
       // no alert reaches anyone until it is promoted.
       await advanceDeployment(tx, deploymentId, next, null);
-      return recordRun(tx, run, found, next, { ...evaluated, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode });
+      return { outcome: await recordRun(tx, run, found, next, { ...evaluated, raised: 0, suppressed: 0, budgetExceededNow: false, alertsToday: 0, mode }), fresh: true };
     }
     const usage = await readBudgetUsage(tx, deploymentId, budgetWindowStart(startedAt, d.demotion));
     const { raised, suppressed } = await storeAlerts(tx, run, found.events, alertsAllowedToOpen(budget, usage.openAlerts));
     const verdict = budgetVerdict({ budget, onExceed, alertsBefore: usage.openAlerts, raised, suppressed, suppressedEarlierToday: usage.suppressedEarlier, at: startedAt });
     await advanceDeployment(tx, deploymentId, next, verdict.demotion);
-    return recordRun(tx, run, found, next, {
+    const outcome = await recordRun(tx, run, found, next, {
       ...evaluated,
       raised,
       suppressed,
@@ -259,5 +276,6 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
       mode,
       demoted: verdict.demotion !== null,
     });
+    return { outcome, fresh: true };
   });
 }

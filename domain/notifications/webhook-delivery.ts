@@ -6,13 +6,14 @@ import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent 
 import type { SecretBox } from '../../config/secret-box';
 import { buildWebhookBody, signWebhook } from './webhook-message';
 import { FailureType } from '../contracts';
+import { noMetrics, type DomainMetrics } from '../metrics';
 
-export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date };
+export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date; metrics?: DomainMetrics };
 
 const TIMEOUT_MS = 10_000;
 
 /** Webhook deliveries: recorded once per cause, sent and attempted with every attempt recorded. */
-export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => new Date() }: NotificationDeps) {
+export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => new Date(), metrics = noMetrics }: NotificationDeps) {
   return {
     /**
      * Records a notification for the tenant's webhook if it is configured, enabled and subscribed to
@@ -54,6 +55,7 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
       const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, delivery.tenantId));
       if (!settings) {
         await db.update(webhookDeliveries).set({ status: 'failed', lastError: 'the webhook was removed' }).where(eq(webhookDeliveries.id, deliveryId));
+        metrics.webhookDeliveryFailed();
         throw ApplicationFailure.nonRetryable('The webhook was removed before delivery', FailureType.WebhookRemoved);
       }
       const [{ attempt }] = (await db
@@ -99,15 +101,19 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
           ...(error === null ? { status: 'delivered' as const, deliveredAt: sql`now()` } : {}),
         })
         .where(eq(webhookDeliveries.id, deliveryId));
+      metrics.webhookAttempt(error === null);
       if (error !== null) throw ApplicationFailure.retryable(`Webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`, FailureType.WebhookDeliveryFailed);
       return { statusCode: statusCode!, attempts: attempt };
     },
 
     async markDeliveryFailed({ deliveryId, reason }: { deliveryId: string; reason: string }): Promise<void> {
-      await db
+      const failed = await db
         .update(webhookDeliveries)
         .set({ status: 'failed', lastError: reason })
-        .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending')));
+        .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending')))
+        .returning({ id: webhookDeliveries.id });
+      // Counted once: a retried activity finds the delivery failed already and changes nothing.
+      if (failed.length > 0) metrics.webhookDeliveryFailed();
     },
   };
 }

@@ -88,6 +88,7 @@ export function noLogsourceWarning(events: number, logsource: IngestOptions['log
  */
 export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<StoredEvents> {
   const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options);
+  deps.metrics?.eventsIngested(result.accepted, result.rejected);
   if (result.accepted === 0 && result.rejected > 0) {
     throw invalidRequest(
       `No event was stored: all ${result.rejected} lines were rejected`,

@@ -14,6 +14,7 @@ import { createWorker } from '../../worker/create-worker';
 import { installTemporalLogging } from '../../worker/runtime-logging';
 import { SecretBox } from '../../config/secret-box';
 import { openSiemAdapters, type SiemAdapters } from '../../siem/adapters';
+import { createServiceMetrics } from '../../lib/metrics/service-metrics';
 
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -129,7 +130,7 @@ function requestFrom(localAddress: string, url: string, method: string, headers:
  * The whole service on real parts: a fresh database, a worker on its own task queue of the shared
  * Temporal dev server, and the API on a loopback port.
  */
-export async function startTestService(options: { now?: () => Date; apiLogger?: pino.Logger } = {}): Promise<TestService> {
+export async function startTestService(options: { now?: () => Date; apiLogger?: pino.Logger; metricsToken?: string } = {}): Promise<TestService> {
   const address = process.env.TEMPORAL_ADDRESS;
   const bundlePath = process.env.DETFLOW_TEST_WORKFLOW_BUNDLE;
   if (!address || !bundlePath) throw new Error('The Temporal test server is not running: run through jest (global setup)');
@@ -142,6 +143,8 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
   const secrets = SecretBox.fromPassphrase(`test-${taskQueue}`);
   const siem = await openSiemAdapters({ dataDir: undefined });
   const client = await connectClient(address, 'default');
+  // One registry for the service, as in `npm start`: the worker and the API count into it.
+  const metrics = createServiceMetrics();
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
@@ -154,18 +157,20 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
     secrets,
     siem,
     client,
+    metrics,
     workflowBundle: { codePath: bundlePath },
   }));
   workerRun = worker.run();
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const api = await startApi(
     {
-      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024 },
+      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken },
       database,
       logger: options.apiLogger ?? logger,
       secrets,
       siem,
       temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
+      metrics,
       ...(options.now ? { now: options.now } : {}),
     },
     '127.0.0.1',
@@ -194,6 +199,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
         secrets,
         siem,
         client,
+        metrics,
         workflowBundle: { codePath: bundlePath },
       }));
       workerRun = worker.run();
@@ -213,6 +219,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
         secrets,
         siem,
         client,
+        metrics,
         workflowBundle: { codePath: bundlePath },
       }));
       workerRun = worker.run();
