@@ -11,7 +11,7 @@
 // true. They are erased by the compiler, so they never load a module at run time:
 //   - cycles made only possible by a type-only edge are not reported (a cycle counts only when
 //     every edge of it is a value import);
-//   - workflows/ and domain/contracts.ts may import types from anywhere;
+//   - workflows/ may import types from anywhere;
 //   - the other layer rules (api/, cli/, sigma/, siem/local/) count type-only imports too: they
 //     are about which code a layer is written against, not only what it loads.
 // An import that is written as a value import but only used as a type (`import { Db } ...` with
@@ -69,12 +69,12 @@ module.exports = {
       name: 'workflows-are-deterministic',
       severity: 'error',
       comment:
-        'Workflow code runs in the Temporal sandbox: it imports values only from workflows/, domain/contracts.ts, ' +
-        '@temporalio/workflow and @temporalio/common (no Node built-ins, no db/, no activities/). `import type` ' +
+        'Workflow code runs in the Temporal sandbox: it imports values only from workflows/, ' +
+        '@temporalio/workflow and @temporalio/common (no Node built-ins, no domain/, db/ or activities/). `import type` ' +
         'from anywhere is fine.',
       from: { path: '^workflows/' },
       to: {
-        pathNot: ['^workflows/', '^domain/contracts[.]ts$', '(?:^|/)node_modules/@temporalio/(?:workflow|common)/'],
+        pathNot: ['^workflows/', '(?:^|/)node_modules/@temporalio/(?:workflow|common)/'],
         dependencyTypesNot: TYPE_ONLY,
       },
     },
@@ -82,9 +82,9 @@ module.exports = {
       name: 'contracts-import-only-the-sdk',
       severity: 'error',
       comment:
-        'domain/contracts.ts (workflow ids, search attributes, failure type names, statuses) is shared by the workflow ' +
-        'sandbox and the service: the only value it imports is @temporalio/common (to define search attribute keys).',
-      from: { path: '^domain/contracts[.]ts$' },
+        'workflows/contracts.ts (workflow type names and ids, search attributes, message names, failure types) is shared by ' +
+        'the workflow sandbox and the service: the only value it imports is @temporalio/common (to define search attribute keys).',
+      from: { path: '^workflows/contracts[.]ts$' },
       to: { pathNot: '(?:^|/)node_modules/@temporalio/common/', dependencyTypesNot: TYPE_ONLY },
     },
     {
@@ -120,9 +120,11 @@ module.exports = {
     {
       name: 'domain-not-to-outer-layers',
       severity: 'error',
-      comment: 'domain/ is the inner layer: it imports no value from api/, activities/ or workflows/.',
+      comment:
+        "domain/ is the inner layer: it imports no value from api/, activities/ or workflows/, except the runs' contract " +
+        '(workflows/contracts.ts: the names and ids it starts, queries and signals runs by).',
       from: { path: '^domain/' },
-      to: { path: '^(?:api|activities|workflows)/', dependencyTypesNot: TYPE_ONLY },
+      to: { path: '^(?:api|activities|workflows)/', pathNot: '^workflows/contracts[.]ts$', dependencyTypesNot: TYPE_ONLY },
     },
     {
       name: 'domain-not-to-worker',

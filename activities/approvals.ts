@@ -1,5 +1,5 @@
 import type { Db } from '../db/client';
-import type { NoiseBudgetPolicy } from '../domain/contracts';
+import type { NoiseBudgetPolicy } from '../domain/statuses';
 import type { SiemAdapters } from '../siem/adapters';
 import { approvalRecords } from '../domain/changes/approval-records';
 import { computeImpactSummary, type ImpactSummary } from '../domain/changes/impact-summary';

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import type { Db } from '../db/client';
-import { workflowIds } from '../domain/contracts';
+import { workflowIds } from '../workflows/contracts';
 import { runDetection, type DetectionOutcome } from '../domain/detection/run-detection';
 import type { SiemAdapters } from '../siem/adapters';
 import type { DomainMetrics } from '../domain/metrics';

@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { replays, targets } from '../db/schema';
-import { type RunStatus } from '../domain/contracts';
+import type { RunStatus } from '../domain/statuses';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { withHeartbeat } from './heartbeat';
 import { replayFigures, type ChunkFigures } from '../domain/runs/replay-figures';

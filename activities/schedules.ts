@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { deployments, targets } from '../db/schema';
-import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../domain/contracts';
+import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds } from '../workflows/contracts';
+import { LIVE_DEPLOYMENT_STATUSES } from '../domain/statuses';
 import { isoDurationMs } from '../config/iso-duration';
 
 export type TemporalDeps = { client: Client; taskQueue: string };

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { shadowRuns, targets } from '../db/schema';
-import { type RunStatus } from '../domain/contracts';
+import type { RunStatus } from '../domain/statuses';
 import { adapterFor, type SiemAdapters } from '../siem/adapters';
 import { round } from '../domain/runs/rounding';
 import { shadowFigures, type ShadowState } from '../domain/runs/shadow-figures';

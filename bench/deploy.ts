@@ -19,7 +19,7 @@ import { createWorker } from '../worker/create-worker';
 import { installTemporalLogging } from '../worker/runtime-logging';
 import { resolveTemporalCli } from '../worker/temporal-cli';
 import { startTemporalDevServer } from '../worker/temporal-dev-server';
-import { workflowIds } from '../domain/contracts';
+import { workflowIds } from '../workflows/contracts';
 import { Notify } from '../workflows/notify';
 import { printTable } from './support';
 

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { ALL_SEARCH_ATTRIBUTES } from '../domain/contracts';
+import { ALL_SEARCH_ATTRIBUTES } from '../workflows/contracts';
 
 export async function connectClient(address: string, namespace: string): Promise<Client> {
   const connection = await Connection.connect({ address });

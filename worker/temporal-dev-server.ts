@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { ALL_SEARCH_ATTRIBUTES } from '../domain/contracts';
+import { ALL_SEARCH_ATTRIBUTES } from '../workflows/contracts';
 
 export type DevServer = {
   address: string;

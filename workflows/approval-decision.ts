@@ -1,5 +1,5 @@
 import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
-import { FailureType } from '../domain/contracts';
+import { FailureType } from './contracts';
 import { records } from './change-activities';
 import { decideUpdate, type ApprovalState, type DeployInput } from './change-messages';
 

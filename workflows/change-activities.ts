@@ -2,7 +2,7 @@ import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approvals';
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
-import { FailureType } from '../domain/contracts';
+import { FailureType } from './contracts';
 
 /** The activities a change runs, each group with the retry policy its work needs. */
 

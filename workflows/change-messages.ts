@@ -1,6 +1,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { ImpactSummary } from '../domain/changes/impact-summary';
-import { RunQuery, RunUpdate, type Decision, type DeploymentStatus, type NoiseBudgetPolicy } from '../domain/contracts';
+import { RunQuery, RunUpdate } from './contracts';
+import type { Decision, DeploymentStatus, NoiseBudgetPolicy } from '../domain/statuses';
 
 /** What a DeployWithApproval run is given, answers and accepts: its input, state query and decision update. */
 

@@ -1,6 +1,7 @@
 import { ActivityFailure, allHandlersFinished, condition, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ImpactSummary } from '../domain/changes/impact-summary';
-import { STATUS, type DeploymentStatus } from '../domain/contracts';
+import { STATUS } from './contracts';
+import type { DeploymentStatus } from '../domain/statuses';
 import { takeDecisions } from './approval-decision';
 import { adapterDeploys, impacts, records, schedules } from './change-activities';
 import { deploymentStateQuery, type DeployInput, type DeployState, type DeploymentRef } from './change-messages';

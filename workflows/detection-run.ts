@@ -4,8 +4,8 @@ import type { DetectionActivities, DetectionOutcome } from '../activities/detect
 import type { RollbackPlanActivities } from '../activities/rollback-plan';
 import { notifyInBackground } from './notify';
 import { Rollback } from './rollback';
-import { rollbackSearchAttributes } from '../domain/contracts';
-import { FailureType } from '../domain/contracts';
+import { rollbackSearchAttributes } from './contracts';
+import { FailureType } from './contracts';
 
 const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities & RollbackPlanActivities>({
   startToCloseTimeout: '2 minutes',

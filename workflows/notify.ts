@@ -1,7 +1,7 @@
 import { ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
-import { KIND, TENANT, workflowIds, FailureType } from '../domain/contracts';
+import { KIND, TENANT, workflowIds, FailureType } from './contracts';
 
 export type NotifyInput = { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> };
 export type NotifyResult = { deliveryId: string | null; delivered: boolean; attempts: number; error: string | null };

@@ -1,6 +1,6 @@
 import { ActivityFailure, CancellationScope, defineQuery, isCancellation, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChunkFigures, NoiseEstimate, ReplayActivities } from '../activities/replay';
-import { RunQuery, STATUS, FailureType } from '../domain/contracts';
+import { RunQuery, STATUS, FailureType } from './contracts';
 import { notifyInBackground } from './notify';
 
 // Replay and shadow are registered together (workflows/index.ts): both are rule runs over target data.

@@ -2,7 +2,7 @@ import { ActivityFailure, log, proxyActivities, upsertSearchAttributes } from '@
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
 import { notifyInBackground } from './notify';
-import { STATUS, FailureType } from '../domain/contracts';
+import { STATUS, FailureType } from './contracts';
 
 export type RollbackInput = {
   tenantId: string;

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { ReplayActivities } from '../activities/replay';
 import type { ShadowSlice, ShadowState } from '../activities/shadow';
-import { RunQuery, RunSignal, STATUS, FailureType } from '../domain/contracts';
+import { RunQuery, RunSignal, STATUS, FailureType } from './contracts';
 import { notifyInBackground } from './notify';
 
 export type ShadowInput = {

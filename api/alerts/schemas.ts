@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
-import { ALERT_STATUSES, DISPOSITIONS } from '../../domain/contracts';
+import { ALERT_STATUSES, DISPOSITIONS } from '../../domain/statuses';
 
 export const Alert = openapi(
   z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
-import { APPROVAL_STATUSES } from '../../domain/contracts';
+import { APPROVAL_STATUSES } from '../../domain/statuses';
 import { NoiseBudget, approvalExpiry } from '../deployments/schemas';
 
 export const SubmitApprovalBody = openapi(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
-import { DEPLOYMENT_STATUSES, ON_EXCEED_POLICIES } from '../../domain/contracts';
+import { DEPLOYMENT_STATUSES, ON_EXCEED_POLICIES } from '../../domain/statuses';
 
 /** How long an approval may wait for a decision: a second to a year. */
 export const approvalExpiry = isoDurationField('P7D', { min: DURATION.SECOND, max: 365 * DURATION.DAY });

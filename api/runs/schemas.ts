@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoDurationToMs } from '../../config/iso-duration';
 import { openapi } from '../http/zod-openapi';
-import { RUN_STATUSES } from '../../domain/contracts';
+import { RUN_STATUSES } from '../../domain/statuses';
 import { NoiseBudget, RunLinks } from '../deployments/schemas';
 
 export const isoDuration = (example: string) =>

@@ -1,5 +1,5 @@
 import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { APPROVAL_STATUSES, DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../../domain/contracts';
+import { APPROVAL_STATUSES, DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../../domain/statuses';
 import { createdAt, tstz } from './columns';
 import { tenants, targets } from './tenants';
 

@@ -1,5 +1,5 @@
 import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { ALERT_STATUSES, DISPOSITIONS } from '../../domain/contracts';
+import { ALERT_STATUSES, DISPOSITIONS } from '../../domain/statuses';
 import { createdAt, tstz } from './columns';
 import { deployments } from './changes';
 import { tenants } from './tenants';

@@ -1,5 +1,5 @@
 import { index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
-import { RUN_STATUSES, type NoiseBudgetPolicy } from '../../domain/contracts';
+import { RUN_STATUSES, type NoiseBudgetPolicy } from '../../domain/statuses';
 import { createdAt, tstz } from './columns';
 import { tenants } from './tenants';
 

@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { approvals, targets } from '../../db/schema';
 import type { DomainDeps } from '../deps';
-import type { ApprovalStatus } from '../contracts';
+import type { ApprovalStatus } from '../statuses';
 import { notFound } from '../errors';
 import { settleAbandonedChange } from '../changes/abandoned-change';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';

@@ -2,11 +2,11 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTime
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ApprovalState, DecisionInput } from '../../workflows/change-messages';
 import type { DomainDeps } from '../deps';
-import { FailureType } from '../contracts';
+import { FailureType } from '../../workflows/contracts';
 import { conflict, insufficientScope, unavailable } from '../errors';
 import type { Actor } from '../tenants/actor';
 import { findApproval, type ApprovalRecord } from './approvals';
-import { RunUpdate } from '../contracts';
+import { RunUpdate } from '../../workflows/contracts';
 
 export type Decision = { decision: DecisionInput['decision']; comment: string | null };
 

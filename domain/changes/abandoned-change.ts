@@ -2,7 +2,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../db/client';
 import { approvals, deployments } from '../../db/schema';
-import { type DeploymentStatus } from '../contracts';
+import type { DeploymentStatus } from '../statuses';
 import { unrecordedEnd } from '../runs/unrecorded-end';
 
 /** Statuses a change's own run moves its deployments on from; nothing else does. */

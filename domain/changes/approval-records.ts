@@ -1,8 +1,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiTokens, approvals, deployments } from '../../db/schema';
-import { type DeploymentStatus } from '../contracts';
-import type { Decision } from '../contracts';
+import type { DeploymentStatus } from '../statuses';
+import type { Decision } from '../statuses';
 import type { ImpactSummary } from './impact-summary';
 
 const APPROVAL_STATUS_OF: Record<Decision, 'approved' | 'rejected' | 'changes_requested'> = {

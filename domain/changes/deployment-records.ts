@@ -5,7 +5,8 @@ import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
 import { sameRuleOnTarget } from './deployment-scope';
 import { deployments, ruleVersions, targets } from '../../db/schema';
-import { FailureType, FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, type DeploymentStatus } from '../contracts';
+import { FailureType } from '../../workflows/contracts';
+import { FINAL_DEPLOYMENT_STATUSES, LIVE_DEPLOYMENT_STATUSES, type DeploymentStatus } from '../statuses';
 
 export type DeploymentPlan = {
   deploymentId: string;

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { approvals, deployments, detectionRuns, targets, type Demotion, type Deployment } from '../../db/schema';
-import type { DeploymentStatus } from '../contracts';
+import type { DeploymentStatus } from '../statuses';
 import type { DomainDeps } from '../deps';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
 import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';

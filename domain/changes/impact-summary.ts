@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { deployments, ruleVersions, targets, type TargetCostModel } from '../../db/schema';
-import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
+import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { ruleTextDiff } from '../../sigma';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';

@@ -1,7 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { deployments, targets, type Demotion } from '../../db/schema';
 import type { Notify } from '../../workflows/notify';
-import { KIND, TENANT, WorkflowType, workflowIds, type NoiseBudgetPolicy } from '../contracts';
+import { KIND, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
+import type { NoiseBudgetPolicy } from '../statuses';
 import type { DomainDeps } from '../deps';
 import { conflict, insufficientScope, notFound } from '../errors';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';

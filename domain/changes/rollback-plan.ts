@@ -5,7 +5,8 @@ import type { Db } from '../../db/client';
 import { deployments, targets, type Deployment } from '../../db/schema';
 import type { RollbackInput } from '../../workflows/rollback';
 import { sameRuleOnTarget } from './deployment-scope';
-import { FailureType, workflowIds, LIVE_DEPLOYMENT_STATUSES } from '../contracts';
+import { FailureType, workflowIds } from '../../workflows/contracts';
+import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 
 /**
  * What a Rollback run is given, decided the same way whether a person asked for it (the API) or a

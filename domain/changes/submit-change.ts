@@ -11,7 +11,8 @@ import { limitsOf } from '../tenants/resource-limits';
 import { computeImpactSummary } from './impact-summary';
 import type { DeployWithApproval } from '../../workflows/deploy-with-approval';
 import type { DeployInput } from '../../workflows/change-messages';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds, LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
+import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { findRule } from '../rules/registry';
 
 export type ChangeRequest = {

@@ -8,7 +8,8 @@ import { alertsAllowedToOpen, budgetVerdict, budgetWindowStart, type DemotionRec
 import type { CursorEvent, LiveEvaluationResult } from '../../siem/adapter';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
-import { FailureType, FINAL_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../contracts';
+import { FailureType } from '../../workflows/contracts';
+import { FINAL_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { noMetrics, type DomainMetrics } from '../metrics';
 
 export { budgetWindowStart } from './noise-budget-policy';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { DomainDeps } from '../deps';
 import type { Actor } from '../tenants/actor';
 import type { Notify } from '../../workflows/notify';
-import { KIND, TENANT, WorkflowType, workflowIds } from '../contracts';
+import { KIND, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
 import { findWebhook } from './webhook-settings';
 
 export type StartedTestNotification = { id: string; workflowId: string; runId: string };

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client';
 import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
 import type { SecretBox } from '../../config/secret-box';
 import { buildWebhookBody, signWebhook } from './webhook-message';
-import { FailureType } from '../contracts';
+import { FailureType } from '../../workflows/contracts';
 import { noMetrics, type DomainMetrics } from '../metrics';
 
 export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date; metrics?: DomainMetrics };

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { parseRule, isSigmaError } from '../../sigma';
 import type { CompiledRule } from '../../siem/adapter';
 import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
-import { FailureType } from '../contracts';
+import { FailureType } from '../../workflows/contracts';
 
 /**
  * A stored rule version compiled for a target through its adapter. A rule that does not compile is

@@ -1,4 +1,4 @@
-import type { NoiseBudgetPolicy } from '../contracts';
+import type { NoiseBudgetPolicy } from '../statuses';
 import type { DayCount } from '../../siem/adapter';
 import { projectCost, type CostModel } from './cost-projection';
 import { estimateNoise, type NoiseEstimate } from './replay-noise';

@@ -7,12 +7,13 @@ import type { Replay, ReplayInput, ReplayProgress } from '../../workflows/replay
 import type { DomainDeps } from '../deps';
 import { notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds, type NoiseBudgetPolicy } from '../contracts';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
+import type { NoiseBudgetPolicy } from '../statuses';
 import type { Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { replayWindow, type WindowRequest } from './replay-window';
 import { queryProgress, readOnce, type WaitForRun } from './run-progress';
-import { RunQuery } from '../contracts';
+import { RunQuery } from '../../workflows/contracts';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
 import { admitRun, settleEndedRunById } from './run-slots';
 import { startOrJoin } from './start-or-join';

@@ -7,10 +7,10 @@ import type { ShadowEvaluation, ShadowInput, ShadowProgress } from '../../workfl
 import type { DomainDeps } from '../deps';
 import { invalidRequest, notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
-import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../contracts';
+import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
 import type { Actor } from '../tenants/actor';
 import { queryProgress, readOnce, type WaitForRun } from './run-progress';
-import { RunQuery, RunSignal } from '../contracts';
+import { RunQuery, RunSignal } from '../../workflows/contracts';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
 import { admitRun, settleEndedRunById } from './run-slots';
 import { shadowTiming } from './shadow-timing';

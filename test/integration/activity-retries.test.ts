@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDeploymentActivities } from '../../activities/deployments';
 import { createDetectionActivities } from '../../activities/detection';
 import { createScheduleActivities } from '../../activities/schedules';
-import { workflowIds } from '../../domain/contracts';
+import { workflowIds } from '../../workflows/contracts';
 import { imageRule, startTestService, type TestService, until } from '../support/harness';
 
 /**

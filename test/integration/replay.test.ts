@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { alerts, deployments, replays, targets } from '../../db/schema';
 import { eq } from 'drizzle-orm';
-import { KIND, RULE_ID as RULE_ID_ATTR, STATUS } from '../../domain/contracts';
+import { KIND, RULE_ID as RULE_ID_ATTR, STATUS } from '../../workflows/contracts';
 import { createTenant, startTestService, type TestService, until } from '../support/harness';
 
 const RULE_ID = 'a1e0c0de-0000-4000-8000-000000000001';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { deployments } from '../../db/schema';
-import { workflowIds } from '../../domain/contracts';
+import { workflowIds } from '../../workflows/contracts';
 import { openDatabase, type Database } from '../../db/client';
 import { ensureBootstrap } from '../../domain/tenants/tenant-service';
 import { startApi, type RunningApi } from '../../api/server';

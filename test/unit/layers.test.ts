@@ -52,10 +52,11 @@ function tree(name: string, files: Record<string, string>): string {
 
 /** Everything the rules allow, once each. */
 const CLEAN: Record<string, string> = {
-  'domain/contracts.ts': "import type { Thing } from '../activities/things';\nexport const WORKFLOW_ID = 'x';\nexport type T = Thing;\n",
-  'domain/service.ts': "import type { Thing } from '../activities/things';\nimport { thing } from '../db/schema';\nexport const t: Thing = thing;\n",
+  'workflows/contracts.ts': "import type { Thing } from '../activities/things';\nexport const WORKFLOW_ID = 'x';\nexport type T = Thing;\n",
+  'domain/service.ts':
+    "import type { Thing } from '../activities/things';\nimport { thing } from '../db/schema';\nimport { WORKFLOW_ID } from '../workflows/contracts';\nexport const t: Thing = thing;\nexport const id = WORKFLOW_ID;\n",
   'workflows/flow.ts':
-    "import { proxyActivities } from '@temporalio/workflow';\nimport { ApplicationFailure } from '@temporalio/common';\nimport { WORKFLOW_ID } from '../domain/contracts';\n" +
+    "import { proxyActivities } from '@temporalio/workflow';\nimport { ApplicationFailure } from '@temporalio/common';\nimport { WORKFLOW_ID } from './contracts';\n" +
     "import type { Thing } from '../activities/things';\nimport { type Row } from '../db/schema';\nimport { other } from './other';\n" +
     'export const flow = [proxyActivities, ApplicationFailure, WORKFLOW_ID, other];\nexport type X = Thing | Row;\n',
   'workflows/other.ts': 'export const other = 1;\n',
@@ -86,7 +87,7 @@ const BROKEN: Record<string, string> = {
   'workflows/flow.ts':
     "import fs from 'node:fs';\nimport { thing } from '../db/schema';\nimport { parse } from 'yaml';\nimport type { Thing } from '../activities/things';\nexport const flow = [fs, thing, parse];\nexport type X = Thing;\n",
   // contracts-import-only-the-sdk
-  'domain/contracts.ts': "import path from 'node:path';\nexport const WORKFLOW_ID = path.sep;\n",
+  'workflows/contracts.ts': "import path from 'node:path';\nexport const WORKFLOW_ID = path.sep;\n",
   // lib-is-a-leaf
   'lib/text.ts': "import { a } from '../config/a';\nexport const text = a;\n",
   // siem-below-the-domain
@@ -151,7 +152,8 @@ describe('layer rules (.dependency-cruiser.cjs)', () => {
       'error workflows-are-deterministic: workflows/flow.ts → fs',
       'error workflows-are-deterministic: workflows/flow.ts → db/schema.ts',
       'error workflows-are-deterministic: workflows/flow.ts → node_modules/yaml/',
-      'error contracts-import-only-the-sdk: domain/contracts.ts → path',
+      'error contracts-import-only-the-sdk: workflows/contracts.ts → path',
+      'error workflows-are-deterministic: workflows/contracts.ts → path',
       'error lib-is-a-leaf: lib/text.ts → config/a.ts',
       'error siem-below-the-domain: siem/uses-db.ts → db/schema.ts',
       'error domain-not-to-outer-layers: domain/service.ts → activities/things.ts',

@@ -3,7 +3,7 @@ import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 import { WORKFLOWS_PATH } from '../../worker/create-worker';
 
 // The worker bundles workflows/ with webpack into the Temporal sandbox. Whatever the bundle holds runs inside
-// every workflow task: it must be workflow code, the dependency-free domain/contracts.ts, and Temporal's own
+// every workflow task: it must be workflow code (workflows/contracts.ts included) and Temporal's own
 // workflow libraries, never the service (a database driver, an activity, a SIEM, the Sigma engine).
 
 const root = path.join(__dirname, '../..');
@@ -60,9 +60,9 @@ describe('workflow bundle', () => {
     expect(modules.some((m) => m.startsWith('node_modules/@temporalio/workflow/'))).toBe(true);
   });
 
-  it('holds only workflow code, domain/contracts.ts and the packages Temporal brings along', () => {
+  it('holds only workflow code and the packages Temporal brings along', () => {
     const own = modules.filter((m) => packageOf(m) === undefined);
-    expect(own.filter((m) => !m.startsWith('workflows/') && m !== 'domain/contracts.ts')).toEqual([]);
+    expect(own.filter((m) => !m.startsWith('workflows/'))).toEqual([]);
     const packages = [...new Set(modules.map(packageOf).filter((p): p is string => p !== undefined))];
     expect(packages.filter((p) => !p.startsWith('@temporalio/') && !TEMPORAL_DEPENDENCIES.includes(p))).toEqual([]);
   });
