@@ -1,30 +1,9 @@
 import type { SigmaDocument } from '../model';
+import { COMMON_KEYS } from '../parse/common-attributes';
 import { finding, type LintFinding, type Validator } from './types';
 
-const KNOWN_KEYS = [
-  'title',
-  'id',
-  'name',
-  'status',
-  'description',
-  'author',
-  'license',
-  'references',
-  'date',
-  'modified',
-  'tags',
-  'level',
-  'falsepositives',
-  'related',
-  'taxonomy',
-  'logsource',
-  'detection',
-  'fields',
-  'scope',
-  'correlation',
-  'filter',
-  'generate',
-];
+/** Every top-level key a Sigma document of any kind may have, for "did you mean" suggestions. */
+const KNOWN_KEYS = [...COMMON_KEYS, 'logsource', 'detection', 'fields', 'scope', 'correlation', 'filter', 'generate'];
 
 function distance(a: string, b: string): number {
   const dp = Array.from({ length: b.length + 1 }, (_, j) => j);

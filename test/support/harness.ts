@@ -148,19 +148,23 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
   let worker: Worker | undefined;
   let connection: NativeConnection | undefined;
   let workerRun: Promise<void> | undefined;
-  ({ worker, connection } = await createWorker({
-    address,
-    namespace: 'default',
-    taskQueue,
-    db: database.db,
-    logger,
-    secrets,
-    siem,
-    client,
-    metrics,
-    workflowBundle: { codePath: bundlePath },
-  }));
-  workerRun = worker.run();
+  /** A worker on this service's task queue, running. */
+  const startWorker = async () => {
+    ({ worker, connection } = await createWorker({
+      address,
+      namespace: 'default',
+      taskQueue,
+      db: database.db,
+      logger,
+      secrets,
+      siem,
+      client,
+      metrics,
+      workflowBundle: { codePath: bundlePath },
+    }));
+    workerRun = worker.run();
+  };
+  await startWorker();
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const api = await startApi(
     {
@@ -190,19 +194,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
       worker!.shutdown();
       await workerRun;
       await connection!.close();
-      ({ worker, connection } = await createWorker({
-        address,
-        namespace: 'default',
-        taskQueue,
-        db: database.db,
-        logger,
-        secrets,
-        siem,
-        client,
-        metrics,
-        workflowBundle: { codePath: bundlePath },
-      }));
-      workerRun = worker.run();
+      await startWorker();
     },
     crashWorker: async () => {
       // Shutting down stops polling at once; what the worker still runs is not awaited here, so a
@@ -210,19 +202,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
       // stops on the cancellation a shutdown sends), as if its process had died.
       abandoned.push({ run: workerRun!, connection: connection! });
       worker!.shutdown();
-      ({ worker, connection } = await createWorker({
-        address,
-        namespace: 'default',
-        taskQueue,
-        db: database.db,
-        logger,
-        secrets,
-        siem,
-        client,
-        metrics,
-        workflowBundle: { codePath: bundlePath },
-      }));
-      workerRun = worker.run();
+      await startWorker();
     },
     close: async () => {
       await api.close();
