@@ -1,0 +1,1 @@
+CREATE INDEX "detection_runs_tenant_started" ON "detection_runs" USING btree ("tenant_id","started_at");
