@@ -88,7 +88,10 @@ export type Counterfactual = {
   reason: string | null;
 };
 
-const describeMs = (ms: number) => (ms >= DAY_MS ? `${round(ms / DAY_MS, 2)} days` : ms >= 3_600_000 ? `${round(ms / 3_600_000, 2)} hours` : `${round(ms / 1000, 1)} s`);
+const describeMs = (ms: number) => {
+  const [n, unit] = ms >= DAY_MS ? [round(ms / DAY_MS, 2), 'day'] : ms >= 3_600_000 ? [round(ms / 3_600_000, 2), 'hour'] : [round(ms / 1000, 1), 'second'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+};
 
 /**
  * Observed when the replaced version was live at least `minObservedMs`: its matches over its live
