@@ -24,7 +24,11 @@ export function coverageAt(history: readonly DeploymentSpan[], t: Date): Map<str
   const covered = new Map<string, DeploymentSpan[]>();
   for (const d of history) {
     if (!alertingAt(d, t)) continue;
-    for (const technique of techniquesOfTags(d.tags)) covered.set(technique, [...(covered.get(technique) ?? []), d]);
+    for (const technique of techniquesOfTags(d.tags)) {
+      const by = covered.get(technique);
+      if (by) by.push(d);
+      else covered.set(technique, [d]);
+    }
   }
   return covered;
 }

@@ -75,7 +75,9 @@ export function replacementsOf(history: readonly DeploymentSpan[]): Replacement[
   const groups = new Map<string, DeploymentSpan[]>();
   for (const d of history) {
     const key = `${d.ruleId}\u0000${d.targetId}`;
-    groups.set(key, [...(groups.get(key) ?? []), d]);
+    const group = groups.get(key);
+    if (group) group.push(d);
+    else groups.set(key, [d]);
   }
   const found: Replacement[] = [];
   for (const group of groups.values()) {
