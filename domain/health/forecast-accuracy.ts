@@ -145,7 +145,16 @@ async function forecastRows(db: Db, actor: Actor, where: SQL | undefined): Promi
     })
     .from(deployments)
     .innerJoin(targets, eq(targets.id, deployments.targetId))
-    .leftJoin(approvals, and(eq(approvals.tenantId, deployments.tenantId), sql`${approvals.deploymentIds} @> jsonb_build_array(${deployments.id}::text)`))
+    // A change's approval and deployments share its workflow id (an equality the planner can hash-join on); the
+    // approval's deployment_ids names each of them.
+    .leftJoin(
+      approvals,
+      and(
+        eq(approvals.tenantId, deployments.tenantId),
+        eq(approvals.workflowId, deployments.workflowId),
+        sql`${approvals.deploymentIds} @> jsonb_build_array(${deployments.id}::text)`,
+      ),
+    )
     .where(and(eq(deployments.tenantId, actor.tenantId), isNotNull(deployments.activatedAt), inActorEnvironments(actor, targets.environment), where))
     .orderBy(desc(deployments.activatedAt), deployments.id);
   return rows.map((r) => ({ ...r, activatedAt: r.activatedAt!, runs: Number(r.runs), alerts: Number(r.alerts) }));
