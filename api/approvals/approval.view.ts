@@ -1,6 +1,7 @@
 import type { TemporalContext } from '../../domain/deps';
 import type { ApprovalRecord } from '../../domain/approvals/approvals';
 import { runLink } from '../context';
+import { recordedImpact } from '../runs/projection.view';
 
 /** How the API shows an approval: the record, with links to itself, its deployments and its run. */
 export function approvalView(temporal: TemporalContext, a: ApprovalRecord) {
@@ -14,7 +15,7 @@ export function approvalView(temporal: TemporalContext, a: ApprovalRecord) {
     description: a.description,
     link: a.link,
     noise_budget: a.noiseBudget ?? null,
-    impact: a.impact ?? null,
+    impact: recordedImpact(a.impact),
     requested_by: a.requestedBy,
     requested_by_principal: a.requestedByPrincipal,
     decided_by: a.decidedBy,

@@ -37,7 +37,12 @@ export const Approval = openapi(
     description: z.string().nullable(),
     link: z.string().nullable(),
     noise_budget: NoiseBudget.nullable(),
-    impact: z.record(z.string(), z.unknown()).nullable().describe('Affected targets, projected alerts, cost, noise delta and diff; null until computed'),
+    impact: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe(
+        'Affected targets, projected alerts, cost, noise delta and diff, and per target the sample, the 95% interval on alerts/day (`alerts_per_day`) and `low_confidence` with its reasons; null until computed',
+      ),
     requested_by: z.string().nullable().describe('The id of the token that requested the change'),
     requested_by_principal: z.string().nullable().describe('The person that token acts for'),
     decided_by: z.string().nullable().describe('The id of the token that decided'),

@@ -1,6 +1,7 @@
 import type { TemporalContext } from '../../domain/deps';
 import type { ReplayRecord } from '../../domain/runs/replays';
 import { runLink } from '../context';
+import { recordedRunResult } from './projection.view';
 
 /** The parts of a recorded result a replay's progress is read from once it has ended. */
 type RecordedFigures = { chunks?: { done: number; total: number }; events_scanned?: number; alerts?: { total: number }; window_processed?: { to: string } } | null;
@@ -35,7 +36,7 @@ export function replayView(temporal: TemporalContext, { replay: r, targetName, p
             processed_until: result.window_processed?.to ?? r.windowFrom.toISOString(),
           }
         : null,
-    result: r.result ?? null,
+    result: recordedRunResult(r.result),
     error: r.error,
     workflow_id: r.workflowId,
     run_id: r.runId,

@@ -70,9 +70,40 @@ const Cost = z.object({
   triage_cost: z.number(),
   total: z.number(),
   per_month: z.number(),
+  per_month_ci95: z
+    .object({ low: z.number(), high: z.number() })
+    .nullable()
+    .describe('per_month with alerts/day at the ends of their 95% interval (scanning does not move); null for a run recorded before it existed'),
   window_days: z.number(),
   model: z.object({ currency: z.string(), price_per_gb_scanned: z.number(), triage_minutes_per_alert: z.number(), cost_per_analyst_hour: z.number() }),
 });
+
+/** The sample a projection rests on, its 95% interval on alerts/day, and whether the sample is too thin to trust. */
+export const AlertsPerDay = z
+  .object({
+    estimate: z.number(),
+    ci95: z.object({ low: z.number(), high: z.number() }),
+    method: z.string().describe('poisson-exact-garwood: an exact Poisson interval on the alert count, scaled to a day'),
+  })
+  .describe('alerts/day with its 95% interval; null when the sample covers no time, or for a run recorded before it existed');
+
+export const ProjectionFields = {
+  sample: z
+    .object({
+      events: z.number().int(),
+      alerts: z.number().int(),
+      window_seconds: z.number(),
+      from: z.string(),
+      to: z.string(),
+      days_with_events: z.number().int().nullable().describe('UTC days of the window with an event; null where not known (shadow)'),
+      days_in_window: z.number().int(),
+    })
+    .nullable()
+    .describe('What the projection rests on; null for a run recorded before it existed'),
+  alerts_per_day: AlertsPerDay.nullable(),
+  low_confidence: z.boolean().nullable().describe('The sample is too thin to trust the projection (see low_confidence_reasons); null for a run recorded before it existed'),
+  low_confidence_reasons: z.array(z.string()).nullable(),
+};
 
 export const ReplayResult = z.object({
   window_processed: z.object({ from: z.string(), to: z.string() }),
@@ -104,6 +135,7 @@ export const ReplayResult = z.object({
     per_chunk: z.array(z.object({ from: z.string(), to: z.string(), events_scanned: z.number().int(), alerts: z.number().int(), ms: z.number() })),
   }),
   cost: Cost,
+  ...ProjectionFields,
 });
 
 export const Replay = openapi(
@@ -150,6 +182,7 @@ export const ShadowResult = z.object({
   alerts: z.object({ projected_total: z.number().int(), projected_per_day: z.number(), written: z.literal(0) }),
   latency: z.object({ total_ms: z.number(), mean_evaluation_ms: z.number(), max_evaluation_ms: z.number() }),
   cost: Cost,
+  ...ProjectionFields,
 });
 
 export const Shadow = openapi(

@@ -1,6 +1,7 @@
 import type { TemporalContext } from '../../domain/deps';
 import type { ShadowRecord } from '../../domain/runs/shadows';
 import { runLink } from '../context';
+import { recordedRunResult } from './projection.view';
 
 /** How the API shows a shadow evaluation (the Shadow schema): progress from the run while it runs. */
 export function shadowView(temporal: TemporalContext, { shadow: s, targetName, progress }: ShadowRecord) {
@@ -24,7 +25,7 @@ export function shadowView(temporal: TemporalContext, { shadow: s, targetName, p
           bytes_scanned: progress.bytesScanned,
         }
       : null,
-    result: s.result ?? null,
+    result: recordedRunResult(s.result),
     error: s.error,
     workflow_id: s.workflowId,
     run_id: s.runId,

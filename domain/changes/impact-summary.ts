@@ -5,13 +5,25 @@ import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { ruleTextDiff } from '../../sigma';
 import { adapterFor, type SiemAdapters } from '../../siem/adapters';
 import { compileRuleForTarget } from '../rules/rule-compilation';
+import { projectAlertRate, type AlertRateProjection, type AlertsPerDay } from '../runs/alert-rate-projection';
 
 /** How much of a target's recent data a projection replays. */
 export const PROJECTION_LOOKBACK_DAYS = 7;
 
-export type CostPerDay = { currency: string; scanning: number; triage: number; total: number };
+export type CostPerDay = {
+  currency: string;
+  scanning: number;
+  triage: number;
+  total: number;
+  /** total with the alerts/day at the ends of their 95% interval; null when there is no rate. */
+  total_ci95: { low: number; high: number } | null;
+};
 
-export type TargetImpact = {
+/**
+ * A target's impact. The projection's sample, 95% interval and `low_confidence` flag
+ * (AlertRateProjection) sit beside the figures that existed before them.
+ */
+export type TargetImpact = AlertRateProjection & {
   target: string;
   kind: string;
   environment: string;
@@ -20,7 +32,7 @@ export type TargetImpact = {
   bytes_scanned: number;
   projected_alerts_per_day: number;
   cost_per_day: CostPerDay;
-  current: { deployment_id: string; version: number; projected_alerts_per_day: number } | null;
+  current: { deployment_id: string; version: number; projected_alerts_per_day: number; alerts_per_day: AlertsPerDay | null } | null;
   /** Projected alerts/day of this version minus the version deployed now (all of it when none is). */
   noise_delta_per_day: number;
   over_budget: boolean;
@@ -28,7 +40,15 @@ export type TargetImpact = {
   diff: string;
 };
 
+/**
+ * The impact of a change. `alerts_per_day` is the interval on all targets' alerts together (their
+ * counts over the same window add up to one Poisson count); `low_confidence` when any target's is,
+ * with each reason prefixed by its target.
+ */
 export type ImpactSummary = {
+  alerts_per_day: AlertsPerDay | null;
+  low_confidence: boolean;
+  low_confidence_reasons: string[];
   rule_id: string;
   version: number;
   noise_budget: NoiseBudgetPolicy | null;
@@ -42,12 +62,20 @@ const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** di
 
 /**
  * scanning = bytes scanned per day / 1e9 × price per GB; triage = alerts per day × minutes per
- * alert / 60 × cost per analyst hour. Both from the target's own cost model.
+ * alert / 60 × cost per analyst hour. Both from the target's own cost model. The interval on the
+ * total takes the alerts/day at the ends of their 95% interval (scanning is measured, it does not move).
  */
-export function costPerDay(model: TargetCostModel, bytesPerDay: number, alertsPerDay: number): CostPerDay {
+export function costPerDay(model: TargetCostModel, bytesPerDay: number, alertsPerDay: number, interval: AlertsPerDay | null = null): CostPerDay {
   const scanning = (bytesPerDay / 1e9) * model.price_per_gb_scanned;
-  const triage = ((alertsPerDay * model.triage_minutes_per_alert) / 60) * model.cost_per_analyst_hour;
-  return { currency: model.currency, scanning: round(scanning, 4), triage: round(triage), total: round(scanning + triage) };
+  const triageOf = (perDay: number) => ((perDay * model.triage_minutes_per_alert) / 60) * model.cost_per_analyst_hour;
+  const triage = triageOf(alertsPerDay);
+  return {
+    currency: model.currency,
+    scanning: round(scanning, 4),
+    triage: round(triage),
+    total: round(scanning + triage),
+    total_ci95: interval ? { low: round(scanning + triageOf(interval.ci95.low)), high: round(scanning + triageOf(interval.ci95.high)) } : null,
+  };
 }
 
 /**
@@ -67,6 +95,7 @@ export async function computeImpactSummary(
   if (!candidate) throw new Error(`No version ${input.version} of rule ${input.ruleId}`);
   const window = { from: new Date(input.now.getTime() - PROJECTION_LOOKBACK_DAYS * 86_400_000), to: input.now };
   const results: TargetImpact[] = [];
+  let matchedTotal = 0;
   for (const targetId of input.targetIds) {
     const [target] = await db.select().from(targets).where(eq(targets.id, targetId));
     if (!target) throw new Error(`No target ${targetId}`);
@@ -97,10 +126,21 @@ export async function computeImpactSummary(
       .then((rows) => rows[0]);
     const [counted, live] = await Promise.all([project(candidate.content, candidate.version), liveVersion]);
     const perDay = counted.matched / PROJECTION_LOOKBACK_DAYS;
-    const current = live
-      ? { deployment_id: live.id, version: live.version, projected_alerts_per_day: round((await project(live.content, live.version)).matched / PROJECTION_LOOKBACK_DAYS) }
-      : null;
+    const daysWithEvents = counted.perDay.filter((d) => d.scanned > 0).length;
+    const projection = projectAlertRate({ events: counted.scanned, alerts: counted.matched, from: window.from, to: window.to, daysWithEvents });
+    matchedTotal += counted.matched;
+    const liveCount = live ? await project(live.content, live.version) : null;
+    const current =
+      live && liveCount
+        ? {
+            deployment_id: live.id,
+            version: live.version,
+            projected_alerts_per_day: round(liveCount.matched / PROJECTION_LOOKBACK_DAYS),
+            alerts_per_day: projectAlertRate({ events: liveCount.scanned, alerts: liveCount.matched, from: window.from, to: window.to, daysWithEvents }).alerts_per_day,
+          }
+        : null;
     results.push({
+      ...projection,
       target: target.name,
       kind: target.kind,
       environment: target.environment,
@@ -108,7 +148,7 @@ export async function computeImpactSummary(
       events_scanned: counted.scanned,
       bytes_scanned: counted.bytesScanned,
       projected_alerts_per_day: round(perDay),
-      cost_per_day: costPerDay(target.costModel, counted.bytesScanned / PROJECTION_LOOKBACK_DAYS, perDay),
+      cost_per_day: costPerDay(target.costModel, counted.bytesScanned / PROJECTION_LOOKBACK_DAYS, perDay, projection.alerts_per_day),
       current,
       noise_delta_per_day: round(perDay - (current?.projected_alerts_per_day ?? 0)),
       over_budget: input.noiseBudget !== null && perDay > input.noiseBudget.max_alerts_per_day,
@@ -116,7 +156,11 @@ export async function computeImpactSummary(
     });
   }
   const total = results.reduce((n, t) => n + t.projected_alerts_per_day, 0);
+  const events = results.reduce((n, t) => n + t.events_scanned, 0);
   return {
+    alerts_per_day: results.length ? projectAlertRate({ events, alerts: matchedTotal, from: window.from, to: window.to, daysWithEvents: null }).alerts_per_day : null,
+    low_confidence: results.some((t) => t.low_confidence),
+    low_confidence_reasons: results.flatMap((t) => t.low_confidence_reasons.map((r) => `${t.target}: ${r}`)),
     rule_id: input.ruleId,
     version: input.version,
     noise_budget: input.noiseBudget,

@@ -1,5 +1,6 @@
 import type { NoiseBudgetPolicy } from '../statuses';
 import type { DayCount } from '../../siem/adapter';
+import { projectAlertRate } from './alert-rate-projection';
 import { projectCost, type CostModel } from './cost-projection';
 import { estimateNoise, type NoiseEstimate } from './replay-noise';
 import { round } from './rounding';
@@ -36,7 +37,11 @@ export function sumChunks(chunks: readonly ChunkFigures[]) {
   return { scanned, matched, bytes, perDay };
 }
 
-/** A replay's final figures (alert volume, noise against its budget, latency, cost) from what it processed. */
+/**
+ * A replay's final figures (alert volume, noise against its budget, latency, cost) from what it
+ * processed, with the sample the projection rests on, its 95% interval on alerts/day and whether
+ * the sample is too thin to trust (see projectAlertRate).
+ */
 export function replayFigures(replay: { windowFrom: Date; noiseBudget: NoiseBudgetPolicy | null }, processed: ReplayProcessed, costModel: CostModel) {
   const sum = sumChunks(processed.chunks);
   const processedMs = new Date(processed.processedUntil).getTime() - replay.windowFrom.getTime();
@@ -44,6 +49,13 @@ export function replayFigures(replay: { windowFrom: Date; noiseBudget: NoiseBudg
   const totalMs = durations.reduce((s, d) => s + d, 0);
   const budget = replay.noiseBudget?.max_alerts_per_day ?? null;
   const windowDays = processedMs / DAY_MS;
+  const projection = projectAlertRate({
+    events: sum.scanned,
+    alerts: sum.matched,
+    from: replay.windowFrom,
+    to: new Date(processed.processedUntil),
+    daysWithEvents: sum.perDay.filter((d) => d.events_scanned > 0).length,
+  });
   return {
     window_processed: { from: replay.windowFrom.toISOString(), to: processed.processedUntil },
     chunks: { done: processed.chunks.length, total: processed.chunksTotal },
@@ -76,6 +88,7 @@ export function replayFigures(replay: { windowFrom: Date; noiseBudget: NoiseBudg
       ),
       per_chunk: processed.chunks.map((c) => ({ from: c.from, to: c.to, events_scanned: c.scanned, alerts: c.matched, ms: c.durationMs })),
     },
-    cost: projectCost(costModel, sum.bytes, sum.matched, processedMs),
+    cost: projectCost(costModel, sum.bytes, sum.matched, processedMs, projection.alerts_per_day),
+    ...projection,
   };
 }

@@ -1,3 +1,4 @@
+import { projectAlertRate } from './alert-rate-projection';
 import { projectCost, type CostModel } from './cost-projection';
 import { round } from './rounding';
 
@@ -22,10 +23,23 @@ export type ShadowState = {
 
 const DAY_MS = 86_400_000;
 
-/** The final figures of a shadow evaluation from its accumulated state (see the README). */
+/**
+ * The final figures of a shadow evaluation from its accumulated state (see the README), with the
+ * sample its projection rests on (the events ingested while it observed), the 95% interval on
+ * alerts/day and whether the sample is too thin to trust (see projectAlertRate).
+ */
 export function shadowFigures(state: ShadowState, endedAt: string, costModel: CostModel) {
   const observedMs = Math.max(0, new Date(endedAt).getTime() - new Date(state.startedAt).getTime());
   const observedDays = observedMs / DAY_MS;
+  const started = new Date(state.startedAt);
+  // The shadow counts by ingestion, not by event time: which UTC days its events fall on is not known.
+  const projection = projectAlertRate({
+    events: state.eventsScanned,
+    alerts: state.matches,
+    from: started,
+    to: new Date(started.getTime() + observedMs),
+    daysWithEvents: null,
+  });
   return {
     started_at: state.startedAt,
     ended_at: endedAt,
@@ -46,6 +60,7 @@ export function shadowFigures(state: ShadowState, endedAt: string, costModel: Co
       mean_evaluation_ms: state.evaluations ? round(state.evaluationMsTotal / state.evaluations, 3) : 0,
       max_evaluation_ms: round(state.evaluationMsMax, 3),
     },
-    cost: projectCost(costModel, state.bytesScanned, state.matches, observedMs),
+    cost: projectCost(costModel, state.bytesScanned, state.matches, observedMs, projection.alerts_per_day),
+    ...projection,
   };
 }
