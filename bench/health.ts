@@ -12,6 +12,7 @@ import { openSiemAdapters } from '../siem/adapters';
 import { createTenant, createToken, ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from '../api/server';
 import { queryRows, seedTenant, type SeedScale } from './health-seed';
+import { seedEvents } from './health-events';
 import { printTable } from './support';
 
 /**
@@ -20,7 +21,8 @@ import { printTable } from './support';
  * beside it, so tenant filtering does real work), on PGlite and on PostgreSQL. Target: p99 ≤ 200 ms.
  *
  * Each database is made fresh, migrated, and seeded in bulk in SQL (bench/health-seed.ts), then
- * analysed as autovacuum would have. The API runs in this process on loopback, as `npm start`
+ * analysed as autovacuum would have; the local event store gets the last days' events of the
+ * rules' logsources (bench/health-events.ts), which rule health's data-quality figures read. The API runs in this process on loopback, as `npm start`
  * wires it (request log to /dev/null, token, rate limit, audit); Temporal is not needed by these
  * reads, so its client is a lazy one that never connects. Requests are sequential, so the figures
  * are latencies, not throughput. Baselines in the same run, timed the same way: a primary-key read
@@ -28,7 +30,7 @@ import { printTable } from './support';
  * whole HTTP stack). An endpoint that does not answer 200 is reported as not available.
  *
  *   npm run bench:health                                  # full scale, both databases
- *   npm run bench:health -- --alerts 100000 --runs 10000  # a quick run
+ *   npm run bench:health -- --alerts 100000 --runs 10000 --events 100000  # a quick run
  *   npm run bench:health -- --db postgres                 # one database
  */
 
@@ -38,6 +40,8 @@ const { values: opts } = parseArgs({
     alerts: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '100000' },
     replays: { type: 'string', default: '50' },
+    events: { type: 'string', default: '1000000' },
+    'event-days': { type: 'string', default: '7' },
     requests: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '10' },
     db: { type: 'string', default: 'both' },
@@ -53,6 +57,8 @@ function count(name: string, value: string | undefined): number {
 const SCALE: SeedScale = { rules: count('rules', opts.rules), alerts: count('alerts', opts.alerts), runs: count('runs', opts.runs), replays: count('replays', opts.replays) };
 /** The second tenant: small, but with the same kinds of records, so every query must filter it out. */
 const OTHER_SCALE: SeedScale = { rules: 20, alerts: Math.min(SCALE.alerts, 5_000), runs: Math.min(SCALE.runs, 500), replays: 2 };
+const EVENTS = count('events', opts.events);
+const EVENT_DAYS = count('event-days', opts['event-days']);
 const REQUESTS = count('requests', opts.requests);
 const WARMUP = count('warmup', opts.warmup);
 const KINDS: ReadonlyArray<'pglite' | 'postgres'> | undefined =
@@ -166,7 +172,9 @@ async function timeCalls(call: (i: number) => Promise<number>): Promise<{ sample
 
 async function benchOne(kind: 'pglite' | 'postgres'): Promise<{ measured: Measured[]; errors: string[] }> {
   const { database, label, drop } = await freshDatabase(kind);
-  const siem = await openSiemAdapters({ dataDir: undefined });
+  // The local event store in a file, as a service keeps it.
+  const siemDir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-bench-health-siem-'));
+  const siem = await openSiemAdapters({ dataDir: siemDir });
   // The health reads never reach Temporal; a lazy connection is made only if something does.
   const temporalClient = new Client({ connection: Connection.lazy({ address: '127.0.0.1:7233' }), namespace: 'default' });
   const errors: string[] = [];
@@ -174,6 +182,21 @@ async function benchOne(kind: 'pglite' | 'postgres'): Promise<{ measured: Measur
     log(`\n${label}`);
     await database.migrate();
     await seed(database);
+    const local = await queryRows<{ tenant_id: string; id: string }>(database.db, `select tenant_id, id from targets where name = 'local'`);
+    const localOf = (tenant: string) => local.find((r) => r.tenant_id === tenant)!.id;
+    const t0 = performance.now();
+    const events = await seedEvents(
+      siem.localStore,
+      [
+        { tenantId: 'default', targetId: localOf('default'), events: EVENTS },
+        { tenantId: 'other', targetId: localOf('other'), events: Math.min(EVENTS, 10_000) },
+      ],
+      { days: EVENT_DAYS },
+    );
+    const storeBytes = fs.statSync(path.join(siemDir, 'siem', 'events.duckdb')).size;
+    log(
+      `  local store: ${fmt(events)} events over the last ${EVENT_DAYS} days in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${(storeBytes / 2 ** 20).toFixed(1)} MiB`,
+    );
     await printSizes(database);
 
     const { token } = await createToken(database.db, {
@@ -251,6 +274,7 @@ async function benchOne(kind: 'pglite' | 'postgres'): Promise<{ measured: Measur
   } finally {
     await temporalClient.connection.close().catch(() => undefined);
     await siem.close();
+    fs.rmSync(siemDir, { recursive: true, force: true });
     await drop();
   }
 }
@@ -270,7 +294,8 @@ async function postgresUnreachable(): Promise<string | undefined> {
 
 async function main() {
   log(
-    `bench:health — ${fmt(SCALE.rules)} rules, ${fmt(SCALE.alerts)} alerts, ${fmt(SCALE.runs)} detection runs, ${fmt(SCALE.replays)} replays (tenant default) + ` +
+    `bench:health — ${fmt(SCALE.rules)} rules, ${fmt(SCALE.alerts)} alerts, ${fmt(SCALE.runs)} detection runs, ${fmt(SCALE.replays)} replays, ` +
+      `${fmt(EVENTS)} events in the local store (tenant default) + ` +
       `${fmt(OTHER_SCALE.rules)} rules, ${fmt(OTHER_SCALE.alerts)} alerts, ${fmt(OTHER_SCALE.runs)} runs (tenant other); ${REQUESTS} sequential requests per endpoint after ${WARMUP} ` +
       `untimed; ${os.cpus().length} cores, load average ${os
         .loadavg()

@@ -1,6 +1,8 @@
 import { openDatabase, type Database } from '../../db/client';
 import { createTenant, ensureBootstrap } from '../../domain/tenants/tenant-service';
 import { queryRows, seedTenant } from '../../bench/health-seed';
+import { seedEvents } from '../../bench/health-events';
+import { openSiemAdapters } from '../../siem/adapters';
 
 /** bench/health.ts's bulk seeding, at a toy scale: the counts asked for, and records that hang together. */
 describe('bench/health-seed', () => {
@@ -65,5 +67,47 @@ describe('bench/health-seed', () => {
     const statuses = await rows<{ status: string }>(`select distinct status from alerts where tenant_id = 'default'`);
     expect(statuses.map((s) => s.status).sort()).toEqual(['acknowledged', 'closed', 'open', 'suppressed']);
     expect(await count(`select count(*) n from detection_runs where error is not null`)).toBeGreaterThan(0);
+  });
+});
+
+describe('bench/health-events', () => {
+  it("writes each tenant's events to its target, over the days asked, with promoted columns equal to the JSON", async () => {
+    const siem = await openSiemAdapters({ dataDir: undefined });
+    try {
+      const now = new Date('2026-03-10T12:00:00Z');
+      const total = await seedEvents(
+        siem.localStore,
+        [
+          { tenantId: 'default', targetId: 'target-a', events: 2_000 },
+          { tenantId: 'other', targetId: 'target-b', events: 300 },
+        ],
+        { days: 7, now },
+      );
+      expect(total).toBe(2_300);
+      const read = (text: string) => siem.localStore.read(async (con) => (await con.runAndReadAll(text)).getRowObjectsJson());
+      const perTenant = await read(
+        `select tenant_id, target_id, count(*) n, min(event_time) oldest, max(event_time) newest, count(distinct seq) seqs from events group by all order by all`,
+      );
+      // Evenly spread from 7 days before a minute ago (11:59) up to one step before it: 7 days / 2,000 =
+      // 302.4 s, so 11:53:57.6; 7 days / 300 = 2,016 s, so 11:25:24.
+      expect(perTenant.map(({ newest, ...r }) => r)).toEqual([
+        { tenant_id: 'default', target_id: 'target-a', n: '2000', oldest: '2026-03-03 11:59:00', seqs: '2000' },
+        { tenant_id: 'other', target_id: 'target-b', n: '300', oldest: '2026-03-03 11:59:00', seqs: '300' },
+      ]);
+      expect(perTenant.map((r) => r.newest)).toEqual(['2026-03-10 11:53:57.6', '2026-03-10 11:25:24']);
+      const fields = ['Image', 'CommandLine', 'User', 'Computer', 'TargetObject', 'DestinationIp', 'DestinationPort', 'EventID', 'TargetUserName', 'LogonType'];
+      const mismatched = await read(
+        `select count(*) n from events where not json_valid(raw) or ${fields.map((f) => `"${f}" is distinct from json_extract_string(raw, '$.${f}')`).join(' or ')}`,
+      );
+      expect(mismatched).toEqual([{ n: '0' }]);
+      // No cloudtrail events: rules over it have no data. Some Windows process creations lack a command line.
+      expect(await read(`select count(*) n from events where ls_product = 'aws'`)).toEqual([{ n: '0' }]);
+      const [pc] = await read(`select count(*) n, count("CommandLine") cmd from events where ls_product = 'windows' and ls_category = 'process_creation'`);
+      expect(Number(pc!.cmd)).toBeLessThan(Number(pc!.n));
+      expect(Number(pc!.cmd)).toBeGreaterThan(Number(pc!.n) * 0.8);
+      expect(await read(`select sum(events) n from event_hours`)).toEqual([{ n: '2300' }]);
+    } finally {
+      await siem.close();
+    }
   });
 });
