@@ -16,7 +16,7 @@ import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { startApi } from '../api/server';
 import { connectClient, ensureSearchAttributes } from '../worker/temporal-client';
 import { createWorker } from '../worker/create-worker';
-import { installTemporalLogging } from '../worker/runtime-logging';
+import { installTemporalRuntime } from '../worker/temporal-runtime';
 import { resolveTemporalCli } from '../worker/temporal-cli';
 import { startTemporalDevServer } from '../worker/temporal-dev-server';
 import { workflowIds } from '../workflows/contracts';
@@ -227,7 +227,7 @@ async function main() {
   try {
     // Logs are part of the stack; they go to /dev/null instead of a terminal.
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
-    installTemporalLogging(logger);
+    installTemporalRuntime(logger);
     const { database, label, drop } = await openBenchDatabase();
     stops.push(drop, () => database.close());
     await database.migrate();

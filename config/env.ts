@@ -38,6 +38,13 @@ const envSchema = z.object({
   DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
   DETFLOW_METRICS_TOKEN: optionalString,
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
+  DETFLOW_TEMPORAL_METRICS_ADDRESS: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port, e.g. 0.0.0.0:9465')
+      .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'a port up to 65535')
+      .optional(),
+  ),
 });
 
 export type AppConfig = {
@@ -66,6 +73,8 @@ export type AppConfig = {
   metricsToken: string | undefined;
   /** Where the worker run on its own (worker/main.ts) serves /metrics; it serves none when unset. */
   workerMetricsPort: number | undefined;
+  /** `host:port` where the Temporal SDK serves its own worker metrics (Prometheus); off when unset. */
+  temporalMetricsAddress: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -102,5 +111,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ingestLimitBytes: e.DETFLOW_INGEST_LIMIT_MB * 1024 * 1024,
     metricsToken: e.DETFLOW_METRICS_TOKEN,
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
+    temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
   };
 }

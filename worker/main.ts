@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../config/env';
 import { SecretBox } from '../config/secret-box';
 import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
-import { installTemporalLogging } from './runtime-logging';
+import { installTemporalRuntime } from './temporal-runtime';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { connectClient, ensureSearchAttributes } from './temporal-client';
 import { createWorker } from './create-worker';
@@ -21,7 +21,8 @@ async function main() {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel, 'detflow-worker');
-  installTemporalLogging(logger);
+  // Before any connection to Temporal: the SDK's logs through ours, and its metrics when asked for.
+  installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress });
   const secrets = SecretBox.fromConfig(config);
   const metrics = createServiceMetrics();
   const siem = await openSiemAdapters({ dataDir: config.dataDir });
@@ -46,6 +47,8 @@ async function main() {
   const metricsServer =
     config.workerMetricsPort === undefined ? undefined : await startMetricsServer(metrics, { host: config.host, port: config.workerMetricsPort, token: config.metricsToken });
   if (metricsServer) logger.info({ url: metricsServer.url }, 'worker metrics listening');
+  // The SDK's exporter is bound by now: the runtime starts with the first native connection.
+  if (config.temporalMetricsAddress) logger.info({ url: `http://${config.temporalMetricsAddress}/metrics` }, 'Temporal SDK metrics listening');
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();
   await metricsServer?.close();

@@ -3,7 +3,7 @@ import { loadConfig, ConfigError } from '../config/env';
 import { SecretBox } from '../config/secret-box';
 import { openSiemAdapters } from '../siem/adapters';
 import { createLogger } from '../config/logger';
-import { installTemporalLogging } from './runtime-logging';
+import { installTemporalRuntime } from './temporal-runtime';
 import { databaseOptionsFromConfig, openDatabase } from '../db/client';
 import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
@@ -28,7 +28,8 @@ async function main() {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel);
-  installTemporalLogging(logger);
+  // Before any connection to Temporal: the SDK's logs through ours, and its metrics when asked for.
+  installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress });
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) {
@@ -113,6 +114,7 @@ async function main() {
       'detflow is running',
       `  API:           ${api.url}/api/v1   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
       `  Metrics:       ${api.url}/metrics${config.metricsToken ? '   (bearer DETFLOW_METRICS_TOKEN)' : ''}`,
+      ...(config.temporalMetricsAddress ? [`  SDK metrics:   http://${config.temporalMetricsAddress}/metrics   (the Temporal worker's own)`] : []),
       `  Temporal UI:   ${uiUrl ?? '(not known: set TEMPORAL_UI_URL)'}`,
       `  Temporal:      ${address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`,
       `  Database:      ${database.kind === 'pglite' ? `PGlite in ${path.join(config.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,

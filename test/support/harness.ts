@@ -11,7 +11,7 @@ import { ensureBootstrap } from '../../domain/tenants/tenant-service';
 import { startApi, type RunningApi } from '../../api/server';
 import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';
-import { installTemporalLogging } from '../../worker/runtime-logging';
+import { installTemporalRuntime } from '../../worker/temporal-runtime';
 import { SecretBox } from '../../config/secret-box';
 import { openSiemAdapters, type SiemAdapters } from '../../siem/adapters';
 import { createServiceMetrics } from '../../lib/metrics/service-metrics';
@@ -330,7 +330,7 @@ let runtimeInstalled = false;
 /** The SDK runtime can be installed once per module registry, that is once per test file. */
 function installTestRuntimeLogging(logger: pino.Logger) {
   if (runtimeInstalled) return;
-  installTemporalLogging(logger);
+  installTemporalRuntime(logger);
   runtimeInstalled = true;
 }
 

@@ -70,7 +70,8 @@ function familyOf(families: Map<string, Family>, name: string): Family | undefin
 }
 
 export function parsePrometheusText(text: string): Map<string, Family> {
-  if (!text.endsWith('\n')) throw new Error('the exposition must end with a newline');
+  // An empty exposition is valid (an exporter with nothing recorded yet answers one).
+  if (text !== '' && !text.endsWith('\n')) throw new Error('the exposition must end with a newline');
   const families = new Map<string, Family>();
   const helps = new Map<string, string>();
   const sampleLine = new RegExp(`^(${NAME})(?:\\{(.*)\\})?[ \\t]+(\\S+)(?:[ \\t]+(-?\\d+))?$`);

@@ -28,6 +28,13 @@ describe('the metrics registry', () => {
     expect(loadConfig({})).toMatchObject({ metricsToken: undefined, workerMetricsPort: undefined });
     expect(loadConfig({ DETFLOW_METRICS_TOKEN: 's3cret', DETFLOW_WORKER_METRICS_PORT: '9464' })).toMatchObject({ metricsToken: 's3cret', workerMetricsPort: 9464 });
     expect(() => loadConfig({ DETFLOW_WORKER_METRICS_PORT: 'nine' })).toThrow(/DETFLOW_WORKER_METRICS_PORT/);
+    // The Temporal SDK's own exporter: off unless an address is given, and only a host:port.
+    expect(loadConfig({}).temporalMetricsAddress).toBeUndefined();
+    expect(loadConfig({ DETFLOW_TEMPORAL_METRICS_ADDRESS: ' ' }).temporalMetricsAddress).toBeUndefined();
+    for (const address of ['0.0.0.0:9465', 'localhost:9465', '[::]:9465'])
+      expect(loadConfig({ DETFLOW_TEMPORAL_METRICS_ADDRESS: address }).temporalMetricsAddress).toBe(address);
+    for (const bad of ['9465', 'http://0.0.0.0:9465', '0.0.0.0:99999', '0.0.0.0:'])
+      expect(() => loadConfig({ DETFLOW_TEMPORAL_METRICS_ADDRESS: bad })).toThrow(/DETFLOW_TEMPORAL_METRICS_ADDRESS/);
   });
 });
 
