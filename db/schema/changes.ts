@@ -45,7 +45,8 @@ export const deployments = pgTable(
     activatedAt: tstz('activated_at'),
     endedAt: tstz('ended_at'),
   },
-  (t) => [uniqueIndex('deployments_workflow').on(t.workflowId), index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId)],
+  // One change deploys to each of its targets once: an approval's run carries one deployment per target.
+  (t) => [uniqueIndex('deployments_workflow_target').on(t.workflowId, t.targetId), index('deployments_rule_target').on(t.tenantId, t.ruleId, t.targetId)],
 );
 
 export type Deployment = typeof deployments.$inferSelect;

@@ -198,6 +198,29 @@ describe('deploy with approval', () => {
     expect((await decide(flagged.body.id, 'reject')).status).toBe(200);
   });
 
+  it('deploys one approval to each of its targets', async () => {
+    const second = await svc.request('POST', '/api/v1/settings/targets', {
+      body: {
+        name: 'second-local',
+        kind: 'local',
+        environment: 'dev',
+        connection: {},
+        cost_model: { currency: 'USD', price_per_gb_scanned: 0, triage_minutes_per_alert: 10, cost_per_analyst_hour: 60 },
+      },
+    });
+    expect(second.status).toBe(201);
+    const submitted = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, targets: ['local', 'second-local'] } });
+    expect(submitted.status).toBe(202);
+    // One deployment per target, each recorded: none dropped because they share the change's run.
+    const ids: string[] = submitted.body.deployment_ids;
+    expect(ids).toHaveLength(2);
+    const rows = await svc.database.db.select().from(deployments).where(eq(deployments.workflowId, submitted.body.workflow_id));
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect((await decide(submitted.body.id, 'approve')).status).toBe(200);
+    const settled = await Promise.all(ids.map((id) => waitDeployment(id, 'active')));
+    expect(settled.map((d) => d.target).sort()).toEqual(['local', 'second-local']);
+  });
+
   it('survives a worker restart while waiting, and deploys exactly once', async () => {
     const res = await requestDeploy({ version: 2 });
     const approvalId = res.body.links.approval.split('/').at(-1);

@@ -1,0 +1,2 @@
+DROP INDEX "deployments_workflow";--> statement-breakpoint
+CREATE UNIQUE INDEX "deployments_workflow_target" ON "deployments" USING btree ("workflow_id","target_id");
