@@ -25,6 +25,7 @@ import { approvalRoutes } from './approvals/approvals.routes';
 import { rollbackRoutes } from './deployments/rollback.routes';
 import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
+import { dashboardRoutes } from './health/dashboard.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
@@ -68,6 +69,7 @@ export function buildApp(given: ApiDeps): App {
     ...targetRoutes(deps),
     ...eventRoutes(deps),
     ...alertRoutes(deps),
+    ...dashboardRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 
