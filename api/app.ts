@@ -26,6 +26,7 @@ import { rollbackRoutes } from './deployments/rollback.routes';
 import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
 import { roiRoutes } from './health/roi.routes';
+import { dashboardRoutes } from './health/dashboard.routes';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
 import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
@@ -70,6 +71,7 @@ export function buildApp(given: ApiDeps): App {
     ...eventRoutes(deps),
     ...alertRoutes(deps),
     ...roiRoutes(deps),
+    ...dashboardRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

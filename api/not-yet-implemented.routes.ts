@@ -10,7 +10,6 @@ import { ProblemSchema, notImplemented } from './http/problem';
  */
 const PENDING: Array<{ method: HttpMethod; path: string; operationId: string; permission: Permission; feature: string; hasBody: boolean }> = [
   { method: 'get', path: '/health/rules/{id}', operationId: 'ruleHealth', permission: 'rules:read', feature: 'rule health', hasBody: false },
-  { method: 'get', path: '/health/dashboard', operationId: 'healthDashboard', permission: 'rules:read', feature: 'dashboard metrics', hasBody: false },
 ];
 
 export function notYetImplementedRoutes() {

@@ -16,7 +16,17 @@ export { fieldValue as getFieldValue } from './field-access';
 export { createCorrelationEngine, type CorrelationAlert, type CorrelationEngine, type CorrelationOptions } from './correlation';
 export { capabilitiesOf, type Capabilities } from './capabilities';
 export { lintText, lintDocument, lintAcrossFiles, VALIDATORS, type LintFinding, type LintOptions, type LintResult, type LintSeverity, type Validator } from './lint';
-export { ATTACK_VERSION, ATTACK_TACTICS } from './data/attack';
+export {
+  ATTACK_VERSION,
+  ATTACK_TACTICS,
+  ATTACK_LEGACY_TACTICS,
+  ATTACK_MATRIX,
+  attackIndex,
+  type AttackMatrix,
+  type AttackTactic,
+  type AttackTechnique,
+  type AttackWithdrawn,
+} from './data/attack-matrix';
 export {
   convertRule,
   portability,

@@ -1,4 +1,5 @@
-import { ATTACK_DEPRECATED_TECHNIQUES, ATTACK_GROUPS, ATTACK_MITIGATIONS, ATTACK_SOFTWARE, ATTACK_TACTICS, ATTACK_TECHNIQUES, ATTACK_VERSION } from '../data/attack';
+import { ATTACK_DEPRECATED_TECHNIQUES, ATTACK_GROUPS, ATTACK_MITIGATIONS, ATTACK_SOFTWARE } from '../data/attack';
+import { ATTACK_LEGACY_TACTICS, ATTACK_MATRIX, ATTACK_TACTICS, ATTACK_VERSION } from '../data/attack-matrix';
 import { dupes } from './metadata';
 import { finding, type LintFinding, type Validator } from './types';
 
@@ -7,14 +8,19 @@ const idSet = (text: string): Set<string> => new Set(text.split(/\s+/).filter(Bo
 let attackSets: { techniques: Set<string>; deprecated: Set<string>; groups: Set<string>; software: Set<string>; mitigations: Set<string>; maxTechnique: number } | undefined;
 function attack() {
   if (!attackSets) {
-    const techniques = idSet(ATTACK_TECHNIQUES);
+    // The current release's techniques come from the matrix the reports use too (one source of truth).
+    const techniques = new Set(ATTACK_MATRIX.techniques.map((t) => t.id.toLowerCase()));
     const deprecated = idSet(ATTACK_DEPRECATED_TECHNIQUES);
+    for (const w of ATTACK_MATRIX.withdrawn) deprecated.add(w.id.toLowerCase());
+    for (const t of techniques) deprecated.delete(t);
     const maxTechnique = Math.max(...[...techniques, ...deprecated].map((t) => Number(t.slice(1, 5))));
     attackSets = { techniques, deprecated, groups: idSet(ATTACK_GROUPS), software: idSet(ATTACK_SOFTWARE), mitigations: idSet(ATTACK_MITIGATIONS), maxTechnique };
   }
   return attackSets;
 }
 const TACTICS = new Set(ATTACK_TACTICS);
+/** Tactic tags of the current release and of earlier ones (`defense-evasion`): either makes a rule's techniques "tagged with a tactic". */
+const ANY_TACTIC = new Set([...ATTACK_TACTICS, ...Object.keys(ATTACK_LEGACY_TACTICS)]);
 
 const TAG_RE = /^[a-z0-9_-]+\.[a-z0-9._-]+$/;
 const NAMESPACES = new Set(['attack', 'car', 'cve', 'd3fend', 'detection', 'stp', 'tlp']);
@@ -35,6 +41,11 @@ function checkAttack(value: string): { severity: 'warning' | 'info'; message: st
   if (/^m\d{4}$/.test(value)) return a.mitigations.has(value) ? undefined : { severity: 'warning', message: `unknown ATT&CK mitigation ${value.toUpperCase()}` };
   if (/^ds\d{4}$/.test(value)) return undefined;
   if (TACTICS.has(value)) return undefined;
+  const legacy = ATTACK_LEGACY_TACTICS[value];
+  if (legacy) {
+    const into = legacy.splitInto.map((t) => `attack.${t}`).join(' and ');
+    return { severity: 'info', message: `'attack.${value}' is a tactic of ATT&CK ${legacy.until} and earlier; ATT&CK ${ATTACK_VERSION} split it into ${into}` };
+  }
   return { severity: 'warning', message: `'attack.${value}' is neither a technique, group, software, mitigation nor a tactic (ATT&CK ${ATTACK_VERSION})` };
 }
 
@@ -80,7 +91,7 @@ export const tagValidators: Validator[] = [
       const tlp = d.tags.filter((t) => t.startsWith('tlp.'));
       if (tlp.length > 1) out.push(finding('sigmahq_tags_unique_tlp', 'warning', 'more than one tlp.* tag', pos, d.source));
       const techniques = d.tags.filter((t) => /^attack\.t\d{4}/.test(t));
-      const tactics = d.tags.filter((t) => TACTICS.has(t.slice('attack.'.length)));
+      const tactics = d.tags.filter((t) => t.startsWith('attack.') && ANY_TACTIC.has(t.slice('attack.'.length)));
       if (techniques.length > 0 && tactics.length === 0) {
         out.push(finding('sigmahq_tags_techniques_without_tactics', 'warning', 'ATT&CK techniques are tagged without any tactic', pos, d.source));
       }

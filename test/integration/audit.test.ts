@@ -26,9 +26,9 @@ describe('audit log', () => {
       await svc.request('GET', '/api/v1/rules/unknown-rule'), // 404
       await svc.request('POST', '/api/v1/rules', { body: { rule: 'x'.repeat(5 * 1024 * 1024 + 10) } }), // 413
       await svc.request('POST', '/api/v1/rules', { body: 'x', headers: { 'content-type': 'text/plain' } }), // 415
-      await svc.request('GET', '/api/v1/health/dashboard'), // 501 (a feature not landed yet)
+      await svc.request('DELETE', '/api/v1/rules/lint'), // 405
     ];
-    expect(calls.map((c) => c.status)).toEqual([201, 200, 202, 400, 401, 403, 404, 413, 415, 501]);
+    expect(calls.map((c) => c.status)).toEqual([201, 200, 202, 400, 401, 403, 404, 413, 415, 405]);
 
     const res = await svc.request('GET', '/api/v1/settings/audit?limit=100');
     expect(res.status).toBe(200);

@@ -134,6 +134,30 @@ describe('lint: tags (offline ATT&CK data)', () => {
   it('flags techniques without tactics', () => {
     expect(tagged('attack.t1059')).toContain('sigmahq_tags_techniques_without_tactics');
   });
+  it('reads the techniques of the bundled matrix (ATT&CK 19): new ones pass, withdrawn ones are flagged', () => {
+    // T1685 and its sub-techniques are new in v19 (before: "newer than the bundled ATT&CK 18.1").
+    expect(tagged('attack.defense-impairment', 'attack.t1685', 'attack.t1685.001', 'attack.t1686.003')).toEqual([]);
+    const withdrawn = lintText(
+      ruleText(
+        '    sel:\n        a: 1\n    condition: sel',
+        'author: A\ndate: 2024-01-01\ndescription: Long enough description\ntags:\n    - attack.stealth\n    - attack.t1562.001\n',
+      ),
+    );
+    expect(withdrawn.findings.filter((f) => f.code === 'attacktag').map((f) => [f.severity, f.message])).toEqual([
+      ['warning', 'ATT&CK technique T1562.001 is revoked or deprecated'],
+    ]);
+  });
+  it('tells that attack.defense-evasion is the tactic v19 split, and takes it as a tactic', () => {
+    const findings = lintText(
+      ruleText(
+        '    sel:\n        a: 1\n    condition: sel',
+        'author: A\ndate: 2024-01-01\ndescription: Long enough description\ntags:\n    - attack.defense-evasion\n    - attack.t1036\n',
+      ),
+    ).findings;
+    expect(findings.filter((f) => f.code.startsWith('attack') || f.code.startsWith('sigmahq_tags')).map((f) => [f.code, f.severity, f.message])).toEqual([
+      ['attacktag', 'info', "'attack.defense-evasion' is a tactic of ATT&CK 18.1 and earlier; ATT&CK 19 split it into attack.stealth and attack.defense-impairment"],
+    ]);
+  });
 });
 
 describe('lint: performance hazards', () => {
