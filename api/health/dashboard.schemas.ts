@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
+import { ForecastDistribution } from './forecast.schemas';
 
 /** The window of the alert-based figures: an ISO 8601 duration ending now, from one minute to a year. */
 export const DEFAULT_DASHBOARD_WINDOW = 'P30D';
@@ -126,7 +127,9 @@ export const HealthDashboard = openapi(
       ),
       reason,
     }),
-    forecast_accuracy: z.null().describe('Reserved: the distribution of forecast accuracy (projected against observed alerts/day per deployment)'),
+    forecast_accuracy: ForecastDistribution.describe(
+      'How far replays can be trusted: projected against observed alerts/day of the deployments live in the window (each observed over its whole time live)',
+    ),
   }),
   'HealthDashboard',
 );

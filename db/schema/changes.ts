@@ -38,6 +38,12 @@ export const deployments = pgTable(
     /** The principal of the requesting token; null when the service itself requested it (a budget rollback). */
     requestedByPrincipal: text('requested_by_principal'),
     error: text('error'),
+    /**
+     * What the change's impact summary projected for this deployment's target (its entry without the
+     * diff), recorded when the impact was computed, approval or not: forecast accuracy compares it
+     * with what detection then observed. Null for a restore by rollback, which computes no impact.
+     */
+    projection: jsonb('projection').$type<Record<string, unknown>>(),
     /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
     detectionCursor: bigint('detection_cursor', { mode: 'number' }),
     createdAt: createdAt(),

@@ -16,6 +16,7 @@ import { navigatorLayer, type NavigatorLayer } from './navigator-layer';
 import { addDispositions, NO_DISPOSITIONS, noiseRatio, type DispositionCounts, type NoiseRatio } from './noise-ratio';
 import { teamWorkload, type TeamWorkloadReport } from './team-workload';
 import { valueScores, type ValueScore } from './value-score';
+import { forecastAccuracyDistribution, type ForecastDistribution } from './forecast-accuracy';
 
 /**
  * The health dashboard (GET /health/dashboard): ATT&CK coverage of the active rules, noise ratio,
@@ -50,8 +51,8 @@ export type Dashboard = {
   workload: TeamWorkloadReport;
   mttr: MttrReport;
   valueScores: { rules: ValueScore[]; reason: string | null };
-  /** Reserved for the distribution of forecast accuracy (issue 12, item 4), built elsewhere. */
-  forecastAccuracy: null;
+  /** Projected against observed alerts/day of the deployments live in the window. */
+  forecastAccuracy: ForecastDistribution;
 };
 
 export type DashboardWindow = { duration: string; ms: number };
@@ -95,12 +96,13 @@ export async function healthDashboard(deps: DomainDeps, actor: Actor, window: Da
   const { db } = deps.database;
   const now = (deps.now ?? (() => new Date()))();
   const from = new Date(now.getTime() - window.ms);
-  const [{ live, rules, coverage }, scoped, raised, workloadRows, resolutionRows] = await Promise.all([
+  const [{ live, rules, coverage }, scoped, raised, workloadRows, resolutionRows, forecastAccuracy] = await Promise.all([
     activeCoverage(deps, actor),
     targetsInScope(db, actor),
     alertsRaisedSince(db, actor, from),
     workloadSince(db, actor, from),
     resolutionsSince(db, actor, from),
+    forecastAccuracyDistribution(deps, actor, { from, to: now }),
   ]);
   const costModels = new Map(scoped.map((t) => [t.id, t.costModel]));
 
@@ -151,7 +153,7 @@ export async function healthDashboard(deps: DomainDeps, actor: Actor, window: Da
     workload: teamWorkload(workloadRows),
     mttr: mttr(resolutionRows),
     valueScores: { rules: scores, reason: rules.length ? null : NO_ACTIVE_RULE },
-    forecastAccuracy: null,
+    forecastAccuracy,
   };
 }
 

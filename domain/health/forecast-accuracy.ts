@@ -9,7 +9,8 @@ import { inActorEnvironments } from '../tenants/scope';
 
 /**
  * Forecast accuracy: for each deployment, the alerts/day its impact summary projected for its
- * target (the approval's `impact`, computed when the change was submitted) against the alerts/day
+ * target (recorded on the deployment when the change's impact was computed, approval or not; for
+ * deployments recorded before that, the approval's `impact`) against the alerts/day
  * observed since it went live, so teams learn how far to trust a replay. See the README.
  *
  * - observed alerts = what its scheduled detection runs raised + suppressed (and, while demoted,
@@ -28,8 +29,8 @@ export const MIN_OBSERVED_DAYS = 1;
 export type Interval = { low: number; high: number };
 
 export type ForecastProjection = {
-  /** The approval whose impact summary made the projection. */
-  approval_id: string;
+  /** The approval whose review showed the projection; null for a change deployed without approval. */
+  approval_id: string | null;
   computed_at: string | null;
   alerts_per_day: number;
   /** null for an impact summary recorded before projections carried an interval. */
@@ -133,13 +134,13 @@ async function forecastRows(db: Db, actor: Actor, where: SQL | undefined): Promi
       target: targets.name,
       environment: targets.environment,
       approvalId: approvals.id,
-      computedAt: sql<string | null>`${approvals.impact}->>'computed_at'`,
+      computedAt: sql<string | null>`coalesce(${deployments.projection}->>'computed_at', ${approvals.impact}->>'computed_at')`,
       projected: sql<Row['projected']>`(select case when p.x is null then null else jsonb_build_object(
           'estimate', p.x->'alerts_per_day'->'estimate',
           'published', p.x->'projected_alerts_per_day',
           'ci95', p.x->'alerts_per_day'->'ci95',
           'low_confidence', p.x->'low_confidence',
-          'reasons', p.x->'low_confidence_reasons') end from (select ${targetImpact} as x) p)`,
+          'reasons', p.x->'low_confidence_reasons') end from (select coalesce(${deployments.projection}, ${targetImpact}) as x) p)`,
       runs: sql<number>`(select count(*) from ${detectionRuns} r where r.deployment_id = ${deployments.id})::int`,
       alerts: sql<number>`(select coalesce(sum(case when r.mode = 'shadow' then r.matches else r.alerts_raised + r.alerts_suppressed end), 0) from ${detectionRuns} r where r.deployment_id = ${deployments.id})::int`,
     })
@@ -166,8 +167,12 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 function compareForecast(row: Row, now: Date): DeploymentForecast {
   const reasons: string[] = [];
   let projection: ForecastProjection | null = null;
-  if (row.approvalId === null) reasons.push('no projection: deployed without approval, so no impact summary was recorded for it');
-  else if (row.projected === null) reasons.push('no projection: its approval has no impact summary for this target');
+  if (row.projected === null)
+    reasons.push(
+      row.approvalId === null
+        ? 'no projection: no impact summary was recorded for it (a restore by rollback computes none; deployments made before projections were kept have none)'
+        : 'no projection: its approval has no impact summary for this target',
+    );
   else {
     const rate = num(row.projected.estimate) ?? num(row.projected.published);
     const ci = row.projected.ci95;

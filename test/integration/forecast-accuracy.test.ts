@@ -8,7 +8,8 @@ import { createCiKey, createReviewerKey, createTenant, detectEverySecond, imageR
 /**
  * Forecast accuracy from a real history: a change deployed with approval (its impact summary
  * projects alerts/day from the events already stored), real scheduled detection on events ingested
- * after it went live, and a second rule deployed without approval (no projection recorded).
+ * after it went live, and a second rule deployed without approval (its projection is recorded on the
+ * deployment all the same: no matching event in the lookback, so 0 alerts/day).
  */
 
 const PROJECTED_RULE = 'fc000000-0000-4000-8000-000000000001';
@@ -137,15 +138,32 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     expect(await deploymentForecasts({ database: svc.database, now: () => now }, actorOf('default'), { ruleId: PROJECTED_RULE, target: 'elsewhere' })).toEqual([]);
   });
 
-  it('a deployment without approval has no projection, and says why', async () => {
+  it('a deployment without approval keeps the projection its change computed', async () => {
     const [f] = await deploymentForecasts({ database: svc.database }, actorOf('default'), { ruleId: UNPROJECTED_RULE });
     expect(f!.deployment_id).toBe(unprojectedId);
-    expect(f!.projection).toBeNull();
-    expect(f!.observation!.alerts).toBe(await alertCount(unprojectedId));
+    // No `unforecast.exe` event in the 7-day lookback: 0 alerts/day, the upper bound 3.69 / 7.
+    expect(f!.projection).toMatchObject({ approval_id: null, alerts_per_day: 0, low_confidence: true });
+    expect(f!.projection!.ci95!.low).toBe(0);
+    expect(f!.projection!.ci95!.high).toBeCloseTo(poissonInterval(0).high / 7, 4);
+    expect(f!.observation!.alerts).toBe(0);
+    expect(await alertCount(unprojectedId)).toBe(0);
     expect(f!.error_ratio).toBeNull();
     expect(f!.log_error).toBeNull();
-    expect(f!.within_interval).toBeNull();
-    expect(f!.reasons[0]).toMatch(/^no projection: deployed without approval/);
+    expect(f!.within_interval).toBe(true);
+    expect(f!.reasons).toContainEqual('no error ratio: it projected and observed 0 alerts/day');
+  });
+
+  it('a deployment with no recorded projection (made before they were kept) says why', async () => {
+    const [row] = await svc.database.db.select({ projection: deployments.projection }).from(deployments).where(eq(deployments.id, unprojectedId));
+    await svc.database.db.update(deployments).set({ projection: null }).where(eq(deployments.id, unprojectedId));
+    try {
+      const [f] = await deploymentForecasts({ database: svc.database }, actorOf('default'), { ruleId: UNPROJECTED_RULE });
+      expect(f!.projection).toBeNull();
+      expect(f!.within_interval).toBeNull();
+      expect(f!.reasons[0]).toMatch(/^no projection: no impact summary was recorded for it/);
+    } finally {
+      await svc.database.db.update(deployments).set({ projection: row!.projection }).where(eq(deployments.id, unprojectedId));
+    }
   });
 
   it("counts only the actor's tenant and environments", async () => {
@@ -165,32 +183,34 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     const window = { from: new Date(now.getTime() - DAY_S * 1000), to: now };
     const h = await byHand(now);
 
-    // By default a deployment live less than a day is not compared; the unprojected one has nothing to compare.
+    // By default a deployment live less than a day is not compared: both are.
     const strict = await forecastAccuracyDistribution(deps, actorOf('default'), window);
     expect(strict).toMatchObject({
       deployments: 2,
       compared: 0,
       min_observed_days: 1,
-      excluded: { no_projection: 1, no_observation: 0, short_observation: 1 },
+      excluded: { no_projection: 0, no_observation: 0, short_observation: 2 },
       abs_log_error: { count: 0, median: null, p90: null },
       error_ratio: { count: 0, median: null },
       within_interval: { count: 0, within: 0, share: null },
     });
-    expect(strict.reasons).toEqual([expect.stringMatching(/1 without projection, 0 without observation, 1 observed too briefly/)]);
+    expect(strict.reasons).toEqual([expect.stringMatching(/0 without projection, 0 without observation, 2 observed too briefly/)]);
     expect(strict.histogram.reduce((s, b) => s + b.count, 0)).toBe(0);
 
-    // Asked to include short observations, the one compared deployment is the whole distribution.
+    // Asked to include short observations, both are compared; only the projected one has a ratio (the other projected 0 and saw 0).
     const loose = await forecastAccuracyDistribution(deps, actorOf('default'), { ...window, minObservedDays: 0 });
-    expect(loose).toMatchObject({ deployments: 2, compared: 1, excluded: { no_projection: 1, no_observation: 0, short_observation: 0 }, reasons: [] });
+    expect(loose).toMatchObject({ deployments: 2, compared: 2, excluded: { no_projection: 0, no_observation: 0, short_observation: 0 }, reasons: [] });
     expect(loose.abs_log_error.count).toBe(1);
     expect(loose.abs_log_error.median!).toBeCloseTo(Math.abs(Math.log(h.ratio)), 3);
     expect(loose.abs_log_error.p90!).toBeCloseTo(Math.abs(Math.log(h.ratio)), 3);
     expect(loose.error_ratio.median! / h.ratio).toBeCloseTo(1, 3);
     const inside = h.observed >= h.projectedCi.low && h.observed <= h.projectedCi.high;
-    expect(loose.within_interval).toEqual({ count: 1, within: inside ? 1 : 0, share: inside ? 1 : 0 });
+    // The 0-projected one observed 0, inside its interval [0, 3.69 / 7].
+    expect(loose.within_interval).toEqual({ count: 2, within: (inside ? 1 : 0) + 1, share: ((inside ? 1 : 0) + 1) / 2 });
     const bucket = loose.histogram.find((b) => b.from !== null && h.ratio >= b.from && (b.to === null || h.ratio < b.to))!;
     expect(bucket.count).toBe(1);
-    expect(loose.histogram.reduce((s, b) => s + b.count, 0)).toBe(1);
+    expect(loose.histogram.find((b) => b.label === 'projected 0, observed 0')!.count).toBe(1);
+    expect(loose.histogram.reduce((s, b) => s + b.count, 0)).toBe(2);
 
     // A window that ends before either went live has none.
     const before = await forecastAccuracyDistribution(deps, actorOf('default'), { from: new Date(h.d.activatedAt!.getTime() - 3 * DAY_S * 1000), to: h.d.createdAt });
@@ -198,6 +218,8 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
   });
 
   it('an impact summary recorded before projections carried an interval compares its rate, and has no interval to check', async () => {
+    // Recorded before deployments kept their projection, too: the approval's impact is all there is.
+    await svc.database.db.update(deployments).set({ projection: null }).where(eq(deployments.id, deploymentId));
     await svc.database.db
       .update(approvals)
       .set({ impact: sql`${approvals.impact} #- '{targets,0,alerts_per_day}'` })

@@ -205,7 +205,8 @@ describe('GET /health/dashboard', () => {
     expect(tactic('stealth')).toMatchObject({ covered: false, tagged_by_rules: 0 });
     expect(tactic('impact')).toMatchObject({ covered: false });
     expect(c.reason).toBeNull();
-    expect(d.forecast_accuracy).toBeNull();
+    // Six deployments live in the window, each with its change's projection, none live a day yet: none compared.
+    expect(d.forecast_accuracy).toMatchObject({ deployments: 6, compared: 0, excluded: { no_projection: 0, no_observation: 0, short_observation: 6 } });
   });
 
   it('computes noise ratio, team workload and MTTR from the dispositions and the times the service recorded', async () => {
