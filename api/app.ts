@@ -26,6 +26,7 @@ import { rollbackRoutes } from './deployments/rollback.routes';
 import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
 import { notYetImplementedRoutes } from './not-yet-implemented.routes';
+import { ruleHealthRoutes } from './health/rule-health.routes';
 import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
@@ -68,6 +69,7 @@ export function buildApp(given: ApiDeps): App {
     ...targetRoutes(deps),
     ...eventRoutes(deps),
     ...alertRoutes(deps),
+    ...ruleHealthRoutes(deps),
     ...notYetImplementedRoutes(),
   ];
 

@@ -9,7 +9,6 @@ import { ProblemSchema, notImplemented } from './http/problem';
  * instead of a 404 that looks like a wrong URL. Each entry goes away when its feature lands.
  */
 const PENDING: Array<{ method: HttpMethod; path: string; operationId: string; permission: Permission; feature: string; hasBody: boolean }> = [
-  { method: 'get', path: '/health/rules/{id}', operationId: 'ruleHealth', permission: 'rules:read', feature: 'rule health', hasBody: false },
   { method: 'get', path: '/health/dashboard', operationId: 'healthDashboard', permission: 'rules:read', feature: 'dashboard metrics', hasBody: false },
   { method: 'get', path: '/health/roi', operationId: 'healthRoi', permission: 'rules:read', feature: 'ROI report', hasBody: false },
 ];
