@@ -208,7 +208,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     q.windowMs / DAY_MS,
   );
 
-  const dataQuality = await dataQualityOf(deps, actor.tenantId, ruleId, live, thresholds, now);
+  const dataQuality = await dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now);
 
   const reasons: string[] = [];
   let status: HealthStatus;
@@ -253,7 +253,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
  * cannot tell are `unknown`, with the reason.
  */
 export async function dataQualityOf(
-  deps: Pick<DomainDeps, 'database' | 'siem'>,
+  deps: { db: Db; siem: DomainDeps['siem'] },
   tenantId: string,
   ruleId: string,
   live: readonly Pick<DeploymentInScope, 'version' | 'target' | 'targetId' | 'targetKind'>[],
@@ -262,7 +262,7 @@ export async function dataQualityOf(
 ): Promise<RuleHealth['dataQuality']> {
   if (live.length === 0) return { status: 'no_data', reason: `rule '${ruleId}' has no live deployment to check the data of`, logsources: [] };
   const versions = [...new Set(live.map((d) => d.version))];
-  const texts = await deps.database.db
+  const texts = await deps.db
     .select({ version: ruleVersions.version, content: ruleVersions.content })
     .from(ruleVersions)
     .where(and(eq(ruleVersions.tenantId, tenantId), eq(ruleVersions.ruleId, ruleId), inArray(ruleVersions.version, versions)));

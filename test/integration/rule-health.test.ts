@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { and, eq } from 'drizzle-orm';
 import { detectionRuns } from '../../db/schema';
@@ -52,6 +53,8 @@ const MINUTE = 60_000;
 
 describe('GET /health/rules/{id}', () => {
   let svc: TestService;
+  let receiver: http.Server;
+  const received: Array<{ event: string; text: string; data: Record<string, any> }> = [];
   /** The API's clock runs `shift` ms ahead of the real one (the worker's does not). */
   let shift = 0;
   let other: string;
@@ -112,6 +115,18 @@ describe('GET /health/rules/{id}', () => {
 
   beforeAll(async () => {
     svc = await startTestService({ now: () => new Date(Date.now() + shift) });
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const { port } = receiver.address() as { port: number };
+    const hook = await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${port}/hook`, secret: 'a-webhook-secret-of-some-length' } });
+    expect(hook.status).toBe(200);
     other = await createTenant(svc, 'other-tenant');
     await slowDetection(svc.token);
     await slowDetection(other);
@@ -138,7 +153,7 @@ describe('GET /health/rules/{id}', () => {
       expect((await svc.request('PATCH', `/api/v1/alerts/${a.id}`, { body: { disposition: verdicts[i] } })).status).toBe(200);
     }
 
-    // v2 replaces v1, without a budget; it runs once, then two of its runs fail (see above).
+    // v2 replaces v1, without a budget; it runs once, two of its runs fail (see above), it runs again.
     v2 = await deploy(svc.token, alphaRule(RULE, 2, ALSO_GOOD), 2);
     await runDetection('default', v2);
     for (const minutesAgo of [0.5, 0.25]) {
@@ -158,6 +173,7 @@ describe('GET /health/rules/{id}', () => {
         error: QUERY_ERROR,
       });
     }
+    await runDetection('default', v2);
 
     // Another tenant has a rule with the same id, alerts and runs of its own: none of it counts for the default tenant.
     const theirs = await deploy(other, alphaRule(RULE, 1, GOOD), 1, 100);
@@ -172,7 +188,10 @@ describe('GET /health/rules/{id}', () => {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: alphaRule(ONLY_HERE, 1, GOOD) } })).status).toBe(201);
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: alphaRule(NEVER_DEPLOYED, 1, GOOD) } })).status).toBe(201);
   }, 180_000);
-  afterAll(() => svc.close());
+  afterAll(async () => {
+    await svc.close();
+    await new Promise((r) => receiver.close(r));
+  });
 
   /** Nearest-rank percentile: the smallest value with at least `p` of the values at or below it. */
   const nearestRank = (sorted: number[], p: number) => sorted[Math.ceil(p * sorted.length) - 1];
@@ -195,8 +214,8 @@ describe('GET /health/rules/{id}', () => {
     expect(h.latency.p50_ms).toBe(latencies[3]); // ceil(0.5 × 7) = 4th
     expect(h.latency.p95_ms).toBe(latencies[6]); // ceil(0.95 × 7) = 7th
 
-    // Error rate: v1 ran twice, v2 three times of which two failed: 2 / 5 = 0.4, at or above the 0.25 default → failing.
-    expect(h.error_rate).toMatchObject({ rate: 0.4, runs: 5, failed_runs: 2, status: 'failing', reason: '2 of 5 detection runs failed (40%, failing at 25%)' });
+    // Error rate: v1 ran twice, v2 four times of which two failed: 2 / 6 = 1/3, at or above the 0.25 default → failing.
+    expect(h.error_rate).toMatchObject({ rate: 2 / 6, runs: 6, failed_runs: 2, status: 'failing', reason: '2 of 6 detection runs failed (33.3%, failing at 25%)' });
     expect(h.error_rate.last_error).toEqual({ deployment_id: v2, message: QUERY_ERROR, at: expect.any(String) });
 
     // Noise budget: v1 raised 7 today against 5/day (2 suppressed): one day over budget; v2 (no budget) raised none.
@@ -244,14 +263,14 @@ describe('GET /health/rules/{id}', () => {
 
     // Overall: the worst of error rate (failing) and data quality (degraded).
     expect(h.status).toBe('failing');
-    expect(h.reasons).toEqual(['2 of 5 detection runs failed (40%, failing at 25%)', `only 7 of 9 events of ${ls} in the last 24 h carry \`CommandLine\` (77.8%)`]);
+    expect(h.reasons).toEqual(['2 of 6 detection runs failed (33.3%, failing at 25%)', `only 7 of 9 events of ${ls} in the last 24 h carry \`CommandLine\` (77.8%)`]);
 
     // Trend: the 30 days before had nothing.
     expect(h.trend).toMatchObject({
       alerts: { current: 7, previous: 0, change: 7 },
       snr: { current: 1.5, previous: null, change: null },
       precision: { current: 0.6, previous: null, change: null },
-      error_rate: { current: 0.4, previous: null, change: null },
+      error_rate: { current: 2 / 6, previous: null, change: null },
       latency_p95_ms: { current: latencies[6], previous: null, change: null },
     });
     expect(h.trend.previous_window.to).toBe(h.window.from);
@@ -271,7 +290,7 @@ describe('GET /health/rules/{id}', () => {
       expect(h.trend).toMatchObject({
         alerts: { current: 0, previous: 7, change: -7 },
         snr: { current: null, previous: 1.5, change: null },
-        error_rate: { current: null, previous: 0.4 },
+        error_rate: { current: null, previous: 2 / 6 },
       });
       expect(h.snr).toMatchObject({ ratio: null, precision: null, reason: 'no alert of the window has a true_positive, false_positive or benign disposition' });
       expect(h.latency).toEqual({ alerts: 0, p50_ms: null, p95_ms: null, max_ms: null, reason: 'no alert in the window' });
@@ -309,9 +328,9 @@ describe('GET /health/rules/{id}', () => {
     try {
       const h = (await health(RULE)).body;
       expect(h.data_quality.status).toBe('ok'); // 7/9 ≥ 0.75
-      expect(h.error_rate).toMatchObject({ status: 'degraded', reason: '2 of 5 detection runs failed (40%, degraded at 5%)' });
+      expect(h.error_rate).toMatchObject({ status: 'degraded', reason: '2 of 6 detection runs failed (33.3%, degraded at 5%)' });
       expect(h.status).toBe('degraded');
-      expect(h.reasons).toEqual(['2 of 5 detection runs failed (40%, degraded at 5%)']);
+      expect(h.reasons).toEqual(['2 of 6 detection runs failed (33.3%, degraded at 5%)']);
     } finally {
       expect((await svc.request('PUT', '/api/v1/settings/health', { body: {} })).status).toBe(200);
     }
@@ -357,6 +376,35 @@ describe('GET /health/rules/{id}', () => {
       deployments: [],
     });
     expect(res.text).not.toMatch(/NaN|Infinity/);
+  });
+
+  it('notifies rule.health_degraded when a deployment’s grade gets worse, not on every run', async () => {
+    const ls = '`product: windows, category: process_creation`';
+    const quality = `only 7 of 9 events of ${ls} in the last 24 h carry \`CommandLine\` (77.8%)`;
+    // v1's first run found CommandLine on 7 of 9 events (ok → degraded); its second run, the same: nothing.
+    // v2's first run: a new deployment, degraded data again. Its last run: 2 of its 4 runs failed (ok → failing).
+    const degraded = await until('three rule.health_degraded notifications', async () => {
+      const found = received.filter((b) => b.event === 'rule.health_degraded');
+      return found.length >= 3 ? found : undefined;
+    });
+    expect(degraded.map((b) => [b.data.deployment_id, b.data.status, b.data.reasons])).toEqual([
+      [v1, 'degraded', [quality]],
+      [v2, 'degraded', [quality]],
+      [v2, 'failing', ['2 of 4 detection runs failed (50%, failing at 25%)']],
+    ]);
+    expect(degraded[2]!.data).toMatchObject({
+      rule_id: RULE,
+      version: 2,
+      target: 'local',
+      error_rate: { status: 'failing', rate: 0.5, runs: 4, failed_runs: 2, last_error: QUERY_ERROR },
+      data_quality: { status: 'degraded', reason: quality },
+      window_hours: 24,
+    });
+    expect(degraded[2]!.text).toBe(`:warning: Health of rule \`${RULE}\` v2 on *local* is *failing*: 2 of 4 detection runs failed (50%, failing at 25%)`);
+    // Another run with nothing new: the grades stay as they are, nothing is sent.
+    await runDetection('default', v2);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(received.filter((b) => b.event === 'rule.health_degraded')).toHaveLength(3);
   });
 
   it('refuses an unknown rule, an unknown target and a bad window', async () => {
