@@ -94,7 +94,7 @@ describe('GET /health/rules/{id}', () => {
     expect(res.body.accepted).toBe(events.length);
   }
   let lastTrigger = 0;
-  /** One run of the deployment's own Schedule; resolves once the run is recorded. */
+  /** One run of the deployment's own Schedule; resolves once the run is recorded and its workflow (health check included) has ended. */
   async function runDetection(tenantId: string, deploymentId: string) {
     const runs = async () =>
       (
@@ -107,8 +107,10 @@ describe('GET /health/rules/{id}', () => {
     // A triggered action's workflow id carries its time to the second: one trigger per second.
     while (Math.floor(Date.now() / 1000) <= Math.floor(lastTrigger / 1000)) await new Promise((r) => setTimeout(r, 50));
     lastTrigger = Date.now();
-    await svc.client.schedule.getHandle(workflowIds.detectionSchedule(tenantId, deploymentId)).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
-    await until(`run ${before + 1} of ${deploymentId}`, async () => ((await runs()) > before ? true : undefined));
+    const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule(tenantId, deploymentId));
+    await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+    await until(`run ${before + 1} of ${deploymentId}`, async () => ((await runs()) > before ? true : undefined), 60);
+    await until(`the end of run ${before + 1} of ${deploymentId}`, async () => ((await schedule.describe()).info.runningActions.length === 0 ? true : undefined), 60);
   }
   const alertsOf = async (deploymentId: string, token?: string) =>
     (await svc.request('GET', `/api/v1/alerts?deployment_id=${deploymentId}&limit=500`, token ? { token } : {})).body.items as typeof alertsV1;
@@ -383,10 +385,14 @@ describe('GET /health/rules/{id}', () => {
     const quality = `only 7 of 9 events of ${ls} in the last 24 h carry \`CommandLine\` (77.8%)`;
     // v1's first run found CommandLine on 7 of 9 events (ok → degraded); its second run, the same: nothing.
     // v2's first run: a new deployment, degraded data again. Its last run: 2 of its 4 runs failed (ok → failing).
-    const degraded = await until('three rule.health_degraded notifications', async () => {
-      const found = received.filter((b) => b.event === 'rule.health_degraded');
-      return found.length >= 3 ? found : undefined;
-    });
+    const degraded = await until(
+      'three rule.health_degraded notifications',
+      async () => {
+        const found = received.filter((b) => b.event === 'rule.health_degraded');
+        return found.length >= 3 ? found : undefined;
+      },
+      60,
+    );
     expect(degraded.map((b) => [b.data.deployment_id, b.data.status, b.data.reasons])).toEqual([
       [v1, 'degraded', [quality]],
       [v2, 'degraded', [quality]],
