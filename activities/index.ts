@@ -12,6 +12,7 @@ import { createScheduleActivities, type TemporalDeps } from './schedules';
 import { createReplayActivities } from './replay';
 import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
+import { createHealthActivities } from './health';
 
 export type ActivityDeps = {
   db: Db;
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReplayActivities(deps),
     ...createShadowActivities(deps),
     ...createRollbackPlanActivities(deps),
+    ...createHealthActivities(deps),
   };
 }
 

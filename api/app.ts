@@ -27,7 +27,7 @@ import { promoteRoutes } from './deployments/promote.routes';
 import { runRoutes } from './runs';
 import { roiRoutes } from './health/roi.routes';
 import { dashboardRoutes } from './health/dashboard.routes';
-import { notYetImplementedRoutes } from './not-yet-implemented.routes';
+import { ruleHealthRoutes } from './health/rule-health.routes';
 import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
@@ -72,7 +72,7 @@ export function buildApp(given: ApiDeps): App {
     ...alertRoutes(deps),
     ...roiRoutes(deps),
     ...dashboardRoutes(deps),
-    ...notYetImplementedRoutes(),
+    ...ruleHealthRoutes(deps),
   ];
 
   const app = express();

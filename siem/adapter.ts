@@ -37,6 +37,8 @@ export interface AdapterCapabilities {
   readonly deploy: boolean;
   readonly alertStats: boolean;
   readonly runStats: boolean;
+  /** Field presence and freshness of the target's events of a logsource (rule health's data quality). */
+  readonly fieldPresence: boolean;
   /** Longest window a single search may cover, in days; null when unbounded. */
   readonly maxSearchWindowDays: number | null;
 }
@@ -203,6 +205,27 @@ export interface RunStats {
   readonly lastError: string | null;
 }
 
+/** What `fieldPresence` is asked: the fields a rule reads, on the events of its logsource since a time. */
+export interface FieldPresenceRequest {
+  readonly tenantId: string;
+  readonly targetId: string;
+  /** The rule's logsource; an empty one means every event of the target. */
+  readonly logsource: RuleLogsource;
+  /** Field names as the target stores them (after the target's field mapping, if it has one). */
+  readonly fields: readonly string[];
+  /** Events with an event time at or after it are counted. */
+  readonly since: Date;
+}
+
+export interface FieldPresenceResult {
+  /** Events of the logsource with an event time at or after `since`. */
+  readonly events: number;
+  /** Per field: how many of those events carry it (an own property whose value is not null). */
+  readonly fields: Readonly<Record<string, number>>;
+  /** Event time of the newest event of the logsource on the target, at any time; null when it has none. */
+  readonly newestEventTime: Date | null;
+}
+
 /**
  * One target kind, as activities see it. Every call on events names the tenant and the target
  * (the service's target id, stable across renames): an event belongs to the target it was sent to,
@@ -234,4 +257,6 @@ export interface SiemAdapter<TRule = unknown> {
 
   alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats>;
   runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats>;
+  /** Which of `fields` the logsource's recent events carry, and how fresh its newest event is (capability `fieldPresence`). */
+  fieldPresence(request: FieldPresenceRequest): Promise<FieldPresenceResult>;
 }

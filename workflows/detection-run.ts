@@ -1,7 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, log, patched, proxyActivities, startChild } from '@temporalio/workflow';
 import type { DetectionActivities, DetectionOutcome } from '../activities/detection';
 import type { RollbackPlanActivities } from '../activities/rollback-plan';
+import type { HealthActivities } from '../activities/health';
 import { notifyInBackground } from './notify';
 import { Rollback } from './rollback';
 import { rollbackSearchAttributes } from './contracts';
@@ -17,6 +18,31 @@ const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities
   },
 });
 
+const { checkRuleHealth } = proxyActivities<HealthActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 },
+});
+
+/** Runs recorded before the health check existed replay without it. */
+export const RULE_HEALTH_PATCH = 'rule-health-after-run';
+
+/**
+ * After the run (failed or not): the deployment's error rate and data quality against the tenant's
+ * thresholds; `rule.health_degraded` when one got worse than the last check found. A check that
+ * fails is logged and never fails the run.
+ */
+async function checkHealth(deploymentId: string): Promise<void> {
+  if (!patched(RULE_HEALTH_PATCH)) return;
+  let crossing;
+  try {
+    crossing = await checkRuleHealth({ deploymentId });
+  } catch (err) {
+    log.warn('rule health check failed', { deploymentId, error: (err as Error).message });
+    return;
+  }
+  if (crossing) await notifyInBackground({ tenantId: crossing.tenantId, event: 'rule.health_degraded', step: 'rule-health', data: crossing.data });
+}
+
 /**
  * One scheduled-detection run of one deployment (started by its Temporal Schedule). On the run that
  * goes over the day's noise budget it carries out the deployment's `on_exceed` policy: the alerts
@@ -24,7 +50,15 @@ const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities
  * (in the same transaction as the run); `rollback` starts a Rollback run that outlives this one.
  */
 export async function DetectionRun(input: { deploymentId: string }): Promise<DetectionOutcome> {
-  const outcome = await runDetection({ deploymentId: input.deploymentId });
+  let outcome: DetectionOutcome;
+  try {
+    outcome = await runDetection({ deploymentId: input.deploymentId });
+  } catch (err) {
+    // A failed run is what the error rate counts: checked before the failure ends this run.
+    await checkHealth(input.deploymentId);
+    throw err;
+  }
+  if (outcome.skipped === null) await checkHealth(input.deploymentId);
   if (!outcome.budgetExceededNow) return outcome;
   const alerts = outcome.alertsToday + outcome.suppressed;
   const about = { deployment_id: input.deploymentId, rule_id: outcome.ruleId, version: outcome.version, target: outcome.target, alerts, budget: outcome.budget };

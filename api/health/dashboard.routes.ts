@@ -8,7 +8,7 @@ import { DashboardQuery, HealthDashboard, NavigatorLayer, NavigatorLayerQuery } 
 /**
  * The health dashboard and its coverage as an ATT&CK Navigator layer. Both read deployments and
  * alerts of every environment the token has: a list, filtered by the domain (scope `list`).
- * Formulas: README "Dashboard"; why: docs/decisions/0054.
+ * Formulas: README "Dashboard"; why: docs/decisions/0056.
  */
 export function dashboardRoutes(deps: ApiDeps) {
   return [

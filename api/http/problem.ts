@@ -49,7 +49,6 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new AppError(429, 'rate-limited', 'Too many requests', detail, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
-export const notImplemented = (detail: string) => new AppError(501, 'not-implemented', 'Not implemented yet', detail);
 
 /** The status and title each kind of refusal answers with. */
 const REFUSALS: Record<RefusalKind, { status: number; title: string }> = {

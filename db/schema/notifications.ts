@@ -27,6 +27,7 @@ export const WEBHOOK_EVENTS = [
   'replay.completed',
   'shadow.completed',
   'noise_budget.exceeded',
+  'rule.health_degraded',
   'webhook.test',
 ] as const;
 

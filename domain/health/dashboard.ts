@@ -21,7 +21,7 @@ import { forecastAccuracyDistribution, type ForecastDistribution } from './forec
 /**
  * The health dashboard (GET /health/dashboard): ATT&CK coverage of the active rules, noise ratio,
  * team workload, MTTR and the value score of each active rule, for the actor's tenant and the
- * targets of its environments. README "Dashboard" gives every formula; docs/decisions/0054 why.
+ * targets of its environments. README "Dashboard" gives every formula; docs/decisions/0056 why.
  *
  * An active rule is a rule with at least one deployment in status `active` on a target in the
  * actor's environments. A demoted deployment raises no alert (it runs in shadow until promoted),

@@ -39,6 +39,8 @@ export function summarize(event: WebhookEvent, data: Record<string, unknown>): s
       return `:ghost: Shadow run of ${rule}${target} completed: ${str(data.projected_alerts)} projected alerts`;
     case 'noise_budget.exceeded':
       return `:loud_sound: Noise budget exceeded by ${rule}${target}: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day${data.on_exceed ? ` (${str(data.on_exceed)})` : ''}`;
+    case 'rule.health_degraded':
+      return `:warning: Health of ${rule}${target} is *${str(data.status)}*${Array.isArray(data.reasons) && data.reasons.length ? `: ${data.reasons.map(str).join('; ')}` : ''}`;
     case 'webhook.test':
       return ':wave: Test notification from detflow';
   }

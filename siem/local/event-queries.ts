@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 import { rows as queryRows } from './duckdb';
 import { EVENT_COLUMNS, guard, isWholeHour, logsourceScope, scope, targetScope, timeLiteral, toStoredEvent } from './event-sql';
-import { sqlLiteral } from './fields';
+import { fieldExpression, sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
 import type { SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
 
@@ -161,4 +161,35 @@ export async function tenantStats(con: DuckDBConnection, tenantId: string, targe
   )[0]!;
   const date = (v: unknown) => (v === null ? null : new Date(Number(v)));
   return { events: Number(r.n), bytes: Number(r.bytes), firstEventTime: date(r.lo), lastEventTime: date(r.hi), lastIngestedAt: date(r.ing) };
+}
+
+export type FieldPresence = { events: number; fields: Record<string, number>; newestEventTime: Date | null };
+
+/**
+ * Data quality of one logsource on one target, in one scan: the events since `since`, how many of
+ * them carry each field (its text value is not NULL: an own property whose value is not JSON
+ * null, read as the rules read it), and the newest event time of the logsource at any time.
+ */
+export async function fieldPresence(
+  con: DuckDBConnection,
+  tenantId: string,
+  targetId: string,
+  logsource: Logsource,
+  fields: readonly string[],
+  since: Date,
+): Promise<FieldPresence> {
+  const recent = `event_time >= ${timeLiteral(since, 'since')}`;
+  const perField = fields.map((f, i) => `, count(*) FILTER (WHERE ${recent} AND ${fieldExpression(f)} IS NOT NULL) AS f${i}`).join('');
+  const r = (
+    await queryRows(
+      con,
+      `SELECT count(*) FILTER (WHERE ${recent}) AS n, epoch_us(max(event_time)) AS newest${perField}
+       FROM ${EVENTS_TABLE} WHERE ${targetScope(tenantId, targetId)}${logsourceScope(logsource)}`,
+    )
+  )[0]!;
+  return {
+    events: Number(r.n),
+    fields: Object.fromEntries(fields.map((f, i) => [f, Number(r[`f${i}`])])),
+    newestEventTime: r.newest === null ? null : new Date(Number(r.newest) / 1000),
+  };
 }

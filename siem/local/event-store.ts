@@ -3,7 +3,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 import { exec, rows as queryRows, transaction } from './duckdb';
 import { requireText } from './event-sql';
-import { chunksOf, countEvents, eventsSince, hourlyEventCounts, readCommittedCursor, searchEvents, tenantStats } from './event-queries';
+import { chunksOf, countEvents, eventsSince, fieldPresence, hourlyEventCounts, readCommittedCursor, searchEvents, tenantStats, type FieldPresence } from './event-queries';
 import { existsExpression, fieldExpression, PROMOTED_FIELDS } from './fields';
 import { dropLeftoverFixtures, withFixtureTable } from './fixture-tables';
 import { GroupCommitQueue, type GroupWriter } from './group-commit';
@@ -315,6 +315,11 @@ export class LocalEventStore {
    * Volume and freshness of the events of one target of a tenant, or of all the tenant's targets
    * when `targetId` is left out (data-quality and health reports).
    */
+  /** Which of `fields` the target's events of a logsource since `since` carry, and its newest event time (one query). */
+  async fieldPresence(tenantId: string, targetId: string, logsource: Logsource, fields: readonly string[], since: Date): Promise<FieldPresence> {
+    return this.read((con) => fieldPresence(con, tenantId, targetId, logsource, fields, since));
+  }
+
   async tenantStats(tenantId: string, targetId?: string): Promise<TenantStats> {
     return this.read((con) => tenantStats(con, tenantId, targetId));
   }

@@ -7,6 +7,8 @@ import {
   type DeployedRule,
   type DeployRequest,
   type DeployResult,
+  type FieldPresenceRequest,
+  type FieldPresenceResult,
   type FixtureCase,
   type FixtureOutcome,
   type LiveEvaluationResult,
@@ -65,6 +67,7 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
       // runs are in its database, not in this target.
       alertStats: false,
       runStats: false,
+      fieldPresence: true,
       maxSearchWindowDays: null,
     };
   }
@@ -138,5 +141,9 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
 
   runStats(_tenantId: string, _ruleId: string, _window: TimeWindow): Promise<RunStats> {
     return Promise.reject(new MissingCapability(this.kind, 'runStats', "the service's database holds the detection runs of local targets"));
+  }
+
+  fieldPresence(request: FieldPresenceRequest): Promise<FieldPresenceResult> {
+    return this.store.fieldPresence(request.tenantId, request.targetId, request.logsource, request.fields, request.since);
   }
 }

@@ -1,6 +1,5 @@
 import { createApiKey, createTenant, sigmaRule, startTestService, type TestService } from '../support/harness';
 import { generateToken } from '../../domain/tenants/token-format';
-import { notYetImplementedRoutes } from '../../api/not-yet-implemented.routes';
 
 const RULE_ID = '0f9b1f4e-8d7c-4b6a-9e5d-3c2b1a0f9e8d';
 
@@ -26,9 +25,6 @@ const CONTRACT_ENDPOINTS: Array<[string, string]> = [
   ['GET', '/api/v1/settings/tenants'],
 ];
 
-// The endpoints still pending (api/not-yet-implemented.routes.ts): each leaves that list when its feature lands.
-const NOT_YET: Array<[string, string]> = notYetImplementedRoutes().map((r) => [r.method.toUpperCase(), `/api/v1${r.path.replace(/\{[^}]+\}/g, 'abc')}`]);
-
 describe('authentication and scopes', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -49,16 +45,6 @@ describe('authentication and scopes', () => {
     const res = await svc.request(method, path, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
     expectUnauthorized(res, /No Authorization header/);
   });
-
-  // Guarded: once every feature has landed the list is empty, and jest refuses an empty table.
-  if (NOT_YET.length)
-    it.each(NOT_YET)('answers 501 problem+json with a valid token until the feature lands: %s %s', async (method, path) => {
-      const res = await svc.request(method, path, method === 'POST' ? { body: {} } : {});
-      expect(res.status).toBe(501);
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(res.body.type).toBe('https://detflow.dev/problems/not-implemented');
-      expect(res.body.detail).toMatch(/not available/);
-    });
 
   it('rejects a header that is not a bearer token', async () => {
     const res = await svc.request('GET', `/api/v1/rules/${RULE_ID}`, { token: null, headers: { authorization: 'Basic dXNlcjpwYXNz' } });

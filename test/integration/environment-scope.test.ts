@@ -198,7 +198,13 @@ describe('every operation, generated from the OpenAPI document', () => {
     const object = op.scopes.find((s) => s.kind === 'object');
     return `/api/v1${op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       if (object && object.param === name) return encodeURIComponent(objects[object.object!][env]);
-      return name === 'version' ? '1' : name === 'name' ? 'local' : name === 'id' && op.path.startsWith('/rules/{id}') ? RULE_ID : '00000000-0000-4000-8000-000000000000';
+      return name === 'version'
+        ? '1'
+        : name === 'name'
+          ? 'local'
+          : name === 'id' && (op.path.startsWith('/rules/{id}') || op.path === '/health/rules/{id}')
+            ? RULE_ID
+            : '00000000-0000-4000-8000-000000000000';
     })}`;
   };
   const call = (op: Operation, token: string | null, env: Env = 'dev', body?: unknown, query = '', localAddress?: string) =>
@@ -279,8 +285,8 @@ describe('every operation, generated from the OpenAPI document', () => {
     const prodKeys = Object.values(objects).map((o) => o.prod);
     for (const op of operations.filter((o) => o.method === 'get' && o.scopes.some((s) => s.kind === 'list'))) {
       const permission = (op.permission ?? 'rules:read') as (typeof ALL_PERMISSIONS)[number];
+      // Reports take no limit; a report on one object (a rule's health) is what lies in the token's environments.
       const res = await call(op, devOnly[permission], 'dev', undefined, op.query.includes('limit') ? '?limit=500' : '');
-      if (res.status === 501) continue; // the pending health reports
       expect([op.operationId, res.status]).toEqual([op.operationId, 200]);
       const text = JSON.stringify(res.body);
       expect([op.operationId, prodKeys.filter((k) => text.includes(`"${k}"`))]).toEqual([op.operationId, []]);

@@ -1,0 +1,302 @@
+import { and, desc, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
+import { MissingCapability } from '../../siem/adapter';
+import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
+import type { DomainDeps } from '../deps';
+import { notFound } from '../errors';
+import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
+import type { Actor } from '../tenants/actor';
+import { inActorEnvironments } from '../tenants/scope';
+import { gradeLogsource, ruleNeeds, unknownQuality, type LogsourceQuality } from './data-quality';
+import { errorRateOf, type ErrorRate } from './error-rate';
+import { readHealthThresholds, type HealthThresholds } from './health-settings';
+import { worstGrade, type HealthStatus } from './health-status';
+import { latencyOf, type Latency } from './latency';
+import { noiseBudgetOf, type NoiseBudget } from './noise-budget';
+import { snrOf, type Snr } from './snr';
+import { changeOf, type Change } from './trend';
+
+const DAY_MS = 86_400_000;
+
+export type HealthWindow = { from: Date; to: Date };
+
+export type RuleHealthQuery = { ruleId: string; target: string | undefined; windowMs: number };
+
+export type DeploymentInScope = {
+  id: string;
+  version: number;
+  status: string;
+  target: string;
+  targetId: string;
+  targetKind: string;
+  maxAlertsPerDay: number | null;
+  activatedAt: Date | null;
+  endedAt: Date | null;
+};
+
+export type RuleHealth = {
+  ruleId: string;
+  title: string;
+  target: string | null;
+  window: HealthWindow;
+  thresholds: HealthThresholds;
+  status: HealthStatus;
+  reasons: string[];
+  snr: Snr;
+  latency: Latency;
+  errorRate: ErrorRate;
+  noiseBudget: NoiseBudget;
+  dataQuality: { status: HealthStatus; reason: string | null; logsources: LogsourceQuality[] };
+  trend: { previousWindow: HealthWindow; alerts: Change; snr: Change; precision: Change; errorRate: Change; latencyP95Ms: Change };
+  /** Live deployments (active, or demoted to shadow) within the scope. */
+  deployments: DeploymentInScope[];
+};
+
+/** Figures of one window, the same for the window asked and the one before it. */
+type WindowFigures = { alerts: number; suppressed: number; snr: Snr; latency: Latency; runs: number; failedRuns: number; lastError: ErrorRate['lastError'] };
+
+const n = (v: unknown) => Number(v ?? 0);
+const orNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+async function windowFigures(
+  db: Db,
+  tenantId: string,
+  ruleId: string,
+  targetIds: readonly string[],
+  deploymentIds: readonly string[],
+  w: HealthWindow,
+): Promise<WindowFigures> {
+  const latencyMs = sql`round(extract(epoch from (${alerts.createdAt} - ${alerts.eventTime})) * 1000)::bigint`;
+  const [a] = targetIds.length
+    ? await db
+        .select({
+          total: sql<number>`count(*)::int`,
+          suppressed: sql<number>`(count(*) filter (where ${alerts.status} = 'suppressed'))::int`,
+          tp: sql<number>`(count(*) filter (where ${alerts.disposition} = 'true_positive'))::int`,
+          fp: sql<number>`(count(*) filter (where ${alerts.disposition} = 'false_positive'))::int`,
+          benign: sql<number>`(count(*) filter (where ${alerts.disposition} = 'benign'))::int`,
+          duplicate: sql<number>`(count(*) filter (where ${alerts.disposition} = 'duplicate'))::int`,
+          none: sql<number>`(count(*) filter (where ${alerts.disposition} is null))::int`,
+          p50: sql<string | null>`percentile_disc(0.5) within group (order by ${latencyMs})`,
+          p95: sql<string | null>`percentile_disc(0.95) within group (order by ${latencyMs})`,
+          max: sql<string | null>`max(${latencyMs})`,
+        })
+        .from(alerts)
+        .where(
+          and(eq(alerts.tenantId, tenantId), eq(alerts.ruleId, ruleId), inArray(alerts.targetId, [...targetIds]), gte(alerts.createdAt, w.from), lt(alerts.createdAt, w.to)),
+        )
+    : [undefined];
+  const total = n(a?.total);
+  const runsIn = and(
+    eq(detectionRuns.tenantId, tenantId),
+    inArray(detectionRuns.deploymentId, [...deploymentIds]),
+    gte(detectionRuns.startedAt, w.from),
+    lt(detectionRuns.startedAt, w.to),
+  );
+  const [r] = deploymentIds.length
+    ? await db
+        .select({ runs: sql<number>`count(*)::int`, failed: sql<number>`(count(*) filter (where ${detectionRuns.error} is not null))::int` })
+        .from(detectionRuns)
+        .where(runsIn)
+    : [undefined];
+  const [last] = deploymentIds.length
+    ? await db
+        .select({ message: detectionRuns.error, at: detectionRuns.startedAt, deploymentId: detectionRuns.deploymentId })
+        .from(detectionRuns)
+        .where(and(runsIn, isNotNull(detectionRuns.error)))
+        .orderBy(desc(detectionRuns.startedAt))
+        .limit(1)
+    : [];
+  return {
+    alerts: total,
+    suppressed: n(a?.suppressed),
+    snr: snrOf({ truePositives: n(a?.tp), falsePositives: n(a?.fp), benign: n(a?.benign), duplicates: n(a?.duplicate), undispositioned: n(a?.none) }),
+    latency: latencyOf(total, orNull(a?.p50), orNull(a?.p95), orNull(a?.max)),
+    runs: n(r?.runs),
+    failedRuns: n(r?.failed),
+    lastError: last ? { message: last.message!, at: last.at, deploymentId: last.deploymentId } : null,
+  };
+}
+
+/** The tenant's rule (404 when it has none), and the target the query names (404 when unknown or outside the token's environments). */
+async function resolve(db: Db, actor: Actor, q: RuleHealthQuery): Promise<{ ruleId: string; title: string }> {
+  const ruleId = q.ruleId.toLowerCase();
+  const [rule] = await db
+    .select({ title: rules.title })
+    .from(rules)
+    .where(and(eq(rules.tenantId, actor.tenantId), eq(rules.ruleId, ruleId)));
+  if (!rule) throw notFound(`No rule ${ruleId} in this tenant`);
+  if (q.target !== undefined) {
+    const [t] = await db
+      .select({ id: targets.id })
+      .from(targets)
+      .where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, q.target), inActorEnvironments(actor, targets.environment)));
+    if (!t) throw notFound(`No target ${q.target} in this tenant`);
+  }
+  return { ruleId, title: rule.title };
+}
+
+/**
+ * A rule's health over a window (default 30 days) ending now: SNR, detection latency, error rate,
+ * noise-budget consumption, data quality of its live deployments' targets, the trend against the
+ * window before, and its live deployments. Only targets within the token's environments (and the
+ * one `target` names) count. Formulas: README "Rule health"; choices: docs/decisions/0054.
+ */
+export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQuery): Promise<RuleHealth> {
+  const { db } = deps.database;
+  const now = (deps.now ?? (() => new Date()))();
+  const { ruleId, title } = await resolve(db, actor, q);
+  const thresholds = await readHealthThresholds(db, actor.tenantId);
+  const window = { from: new Date(now.getTime() - q.windowMs), to: now };
+  const previousWindow = { from: new Date(now.getTime() - 2 * q.windowMs), to: window.from };
+
+  // The targets in scope, and every deployment of the rule on them.
+  const scopedTargets = await db
+    .select({ id: targets.id, name: targets.name, kind: targets.kind })
+    .from(targets)
+    .where(and(eq(targets.tenantId, actor.tenantId), inActorEnvironments(actor, targets.environment), q.target !== undefined ? eq(targets.name, q.target) : undefined));
+  const targetIds = scopedTargets.map((t) => t.id);
+  const all: DeploymentInScope[] = targetIds.length
+    ? (
+        await db
+          .select({ d: deployments, target: targets.name, targetKind: targets.kind })
+          .from(deployments)
+          .innerJoin(targets, eq(targets.id, deployments.targetId))
+          .where(and(eq(deployments.tenantId, actor.tenantId), eq(deployments.ruleId, ruleId), inArray(deployments.targetId, targetIds)))
+          .orderBy(deployments.createdAt)
+      ).map(({ d, target, targetKind }) => ({
+        id: d.id,
+        version: d.version,
+        status: d.status,
+        target,
+        targetId: d.targetId,
+        targetKind,
+        maxAlertsPerDay: d.noiseBudget?.max_alerts_per_day ?? null,
+        activatedAt: d.activatedAt,
+        endedAt: d.endedAt,
+      }))
+    : [];
+  const deploymentIds = all.map((d) => d.id);
+  // Live at some time of the window: activated before its end, not ended before its start.
+  const inWindow = all.filter((d) => d.activatedAt !== null && d.activatedAt < window.to && (d.endedAt === null || d.endedAt >= window.from));
+  const live = all.filter((d) => (LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(d.status));
+
+  const [current, previous] = await Promise.all([
+    windowFigures(db, actor.tenantId, ruleId, targetIds, deploymentIds, window),
+    windowFigures(db, actor.tenantId, ruleId, targetIds, deploymentIds, previousWindow),
+  ]);
+  const errorRate = errorRateOf(current.runs, current.failedRuns, current.lastError, thresholds);
+
+  const days = deploymentIds.length
+    ? await db
+        .select({
+          deploymentId: alerts.deploymentId,
+          day: sql<string>`to_char(${alerts.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`,
+          alerts: sql<number>`count(*)::int`,
+          suppressed: sql<number>`(count(*) filter (where ${alerts.status} = 'suppressed'))::int`,
+        })
+        .from(alerts)
+        .where(and(eq(alerts.tenantId, actor.tenantId), inArray(alerts.deploymentId, deploymentIds), gte(alerts.createdAt, window.from), lt(alerts.createdAt, window.to)))
+        .groupBy(alerts.deploymentId, sql`2`)
+    : [];
+  const budgeted = all.filter((d) => inWindow.includes(d) || days.some((x) => x.deploymentId === d.id));
+  const noiseBudget = noiseBudgetOf(
+    days.map((d) => ({ deploymentId: d.deploymentId, day: d.day, alerts: n(d.alerts), suppressed: n(d.suppressed) })),
+    budgeted.map((d) => ({ deploymentId: d.id, target: d.target, version: d.version, maxAlertsPerDay: d.maxAlertsPerDay })),
+    now.toISOString().slice(0, 10),
+    q.windowMs / DAY_MS,
+  );
+
+  const dataQuality = await dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now);
+
+  const reasons: string[] = [];
+  let status: HealthStatus;
+  if (inWindow.length === 0 && current.alerts === 0 && current.runs === 0) {
+    status = 'no_data';
+    reasons.push(`rule '${ruleId}' has no deployment in the window${q.target !== undefined ? ` on target ${q.target}` : ''}`);
+  } else {
+    status = worstGrade([errorRate.status, dataQuality.status]) ?? 'unknown';
+    if (errorRate.reason && errorRate.status !== 'ok') reasons.push(errorRate.reason);
+    for (const l of dataQuality.logsources) if (l.reason && l.status !== 'ok') reasons.push(l.reason);
+    if (status === 'unknown' && reasons.length === 0) reasons.push('no figure of the window could be graded');
+  }
+
+  return {
+    ruleId,
+    title,
+    target: q.target ?? null,
+    window,
+    thresholds,
+    status,
+    reasons,
+    snr: current.snr,
+    latency: current.latency,
+    errorRate,
+    noiseBudget,
+    dataQuality,
+    trend: {
+      previousWindow,
+      alerts: changeOf(current.alerts, previous.alerts),
+      snr: changeOf(current.snr.ratio, previous.snr.ratio),
+      precision: changeOf(current.snr.precision, previous.snr.precision),
+      errorRate: changeOf(errorRate.rate, errorRateOf(previous.runs, previous.failedRuns, previous.lastError, thresholds).rate),
+      latencyP95Ms: changeOf(current.latency.p95Ms, previous.latency.p95Ms),
+    },
+    deployments: live,
+  };
+}
+
+/**
+ * Data quality for each live deployment's target and rule version: the fields its detection reads,
+ * on the target's events of its logsource of the last `freshness_hours`. Targets whose adapter
+ * cannot tell are `unknown`, with the reason.
+ */
+export async function dataQualityOf(
+  deps: { db: Db; siem: DomainDeps['siem'] },
+  tenantId: string,
+  ruleId: string,
+  live: readonly Pick<DeploymentInScope, 'version' | 'target' | 'targetId' | 'targetKind'>[],
+  thresholds: HealthThresholds,
+  now: Date,
+): Promise<RuleHealth['dataQuality']> {
+  if (live.length === 0) return { status: 'no_data', reason: `rule '${ruleId}' has no live deployment to check the data of`, logsources: [] };
+  const versions = [...new Set(live.map((d) => d.version))];
+  const texts = await deps.db
+    .select({ version: ruleVersions.version, content: ruleVersions.content })
+    .from(ruleVersions)
+    .where(and(eq(ruleVersions.tenantId, tenantId), eq(ruleVersions.ruleId, ruleId), inArray(ruleVersions.version, versions)));
+  const since = new Date(now.getTime() - thresholds.freshness_hours * 3_600_000);
+  const logsources: LogsourceQuality[] = [];
+  for (const d of live) {
+    const content = texts.find((t) => t.version === d.version)?.content;
+    const needs = content === undefined ? undefined : ruleNeeds(content);
+    if (!needs) {
+      logsources.push(unknownQuality(d.target, {}, [], `version ${d.version} of rule ${ruleId} does not parse any more`));
+      continue;
+    }
+    let adapter;
+    try {
+      adapter = adapterFor(deps.siem, d.targetKind);
+    } catch (err) {
+      if (!(err instanceof UnsupportedTargetKind)) throw err;
+      logsources.push(unknownQuality(d.target, needs.logsource, needs.fields, err.message));
+      continue;
+    }
+    if (!adapter.capabilities().fieldPresence) {
+      logsources.push(unknownQuality(d.target, needs.logsource, needs.fields, `${d.targetKind} targets cannot tell which fields their events carry`));
+      continue;
+    }
+    try {
+      // Local targets store events under the Sigma field names (no field mapping to apply).
+      const found = await adapter.fieldPresence({ tenantId, targetId: d.targetId, logsource: needs.logsource, fields: needs.fields, since });
+      logsources.push(gradeLogsource(d.target, needs, found, thresholds));
+    } catch (err) {
+      if (!(err instanceof MissingCapability)) throw err;
+      logsources.push(unknownQuality(d.target, needs.logsource, needs.fields, err.message));
+    }
+  }
+  const status = worstGrade(logsources.map((l) => l.status)) ?? 'unknown';
+  const worst = logsources.find((l) => l.status === status && l.reason !== null);
+  return { status, reason: worst?.reason ?? null, logsources };
+}
