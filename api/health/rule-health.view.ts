@@ -83,6 +83,7 @@ export function ruleHealthView(h: RuleHealth, duration: string) {
       activated_at: iso(d.activatedAt),
       max_alerts_per_day: d.maxAlertsPerDay,
     })),
+    forecasts: h.forecasts,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DeploymentForecast } from './forecast.schemas';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
 
@@ -91,6 +92,11 @@ export const RuleHealth = openapi(
         max_alerts_per_day: z.number().int().nullable(),
       }),
     ),
+    forecasts: z
+      .array(DeploymentForecast)
+      .describe(
+        "Forecast accuracy of each deployment live in the window or now: the alerts/day its change's impact summary projected against what detection observed since it went live",
+      ),
   }),
   'RuleHealth',
 );

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
+import { deploymentForecasts, type DeploymentForecast } from './forecast-accuracy';
 import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { MissingCapability } from '../../siem/adapter';
 import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
@@ -51,6 +52,8 @@ export type RuleHealth = {
   trend: { previousWindow: HealthWindow; alerts: Change; snr: Change; precision: Change; errorRate: Change; latencyP95Ms: Change };
   /** Live deployments (active, or demoted to shadow) within the scope. */
   deployments: DeploymentInScope[];
+  /** Each deployment live in the window (or live now): the alerts/day its change projected against what detection observed. */
+  forecasts: DeploymentForecast[];
 };
 
 /** Figures of one window, the same for the window asked and the one before it. */
@@ -208,7 +211,11 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     q.windowMs / DAY_MS,
   );
 
-  const dataQuality = await dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now);
+  const [dataQuality, everyForecast] = await Promise.all([
+    dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now),
+    deploymentForecasts(deps, actor, { ruleId, target: q.target }),
+  ]);
+  const forecasts = everyForecast.filter((f) => inWindow.some((d) => d.id === f.deployment_id) || live.some((d) => d.id === f.deployment_id));
 
   const reasons: string[] = [];
   let status: HealthStatus;
@@ -244,6 +251,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
       latencyP95Ms: changeOf(current.latency.p95Ms, previous.latency.p95Ms),
     },
     deployments: live,
+    forecasts,
   };
 }
 

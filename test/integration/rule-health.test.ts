@@ -280,6 +280,14 @@ describe('GET /health/rules/{id}', () => {
     // The live deployment: v2 on local.
     expect(h.deployments).toEqual([{ id: v2, version: 2, target: 'local', status: 'active', activated_at: expect.any(String), max_alerts_per_day: null }]);
 
+    // Forecast accuracy of both versions live in the window, newest first: each keeps its change's projection
+    // (deployed without approval), observed over its runs — v1: 5 raised + 2 suppressed in 2 runs; v2: none in 4.
+    expect(h.forecasts.map((f: any) => [f.deployment_id, f.version, f.observation?.alerts, f.observation?.detection_runs])).toEqual([
+      [v2, 2, 0, 4],
+      [v1, 1, 7, 2],
+    ]);
+    for (const f of h.forecasts) expect(f.projection).toMatchObject({ approval_id: null, alerts_per_day: expect.any(Number) });
+
     // Naming the target gives the same figures.
     const named = await health(RULE, '?target=local');
     expect(named.body).toMatchObject({ target: 'local', snr: h.snr, error_rate: h.error_rate, noise_budget: h.noise_budget });
@@ -357,7 +365,7 @@ describe('GET /health/rules/{id}', () => {
   it('counts only targets within the token’s environments', async () => {
     const prodOnly = await createApiKey(svc, svc.token, { name: 'prod reader', permissions: ['rules:read'], environments: ['prod'] });
     const h = (await health(RULE, '', prodOnly.token)).body;
-    expect(h).toMatchObject({ status: 'no_data', deployments: [], noise_budget: { alerts: 0 }, error_rate: { runs: 0 }, snr: { true_positives: 0 } });
+    expect(h).toMatchObject({ status: 'no_data', deployments: [], forecasts: [], noise_budget: { alerts: 0 }, error_rate: { runs: 0 }, snr: { true_positives: 0 } });
     const outside = await health(RULE, '?target=local', prodOnly.token);
     expect(outside.status).toBe(404);
     expect(outside.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -376,6 +384,7 @@ describe('GET /health/rules/{id}', () => {
       data_quality: { status: 'no_data', logsources: [] },
       trend: { alerts: { current: 0, previous: 0, change: 0 }, snr: { current: null, previous: null, change: null } },
       deployments: [],
+      forecasts: [],
     });
     expect(res.text).not.toMatch(/NaN|Infinity/);
   });
