@@ -3,6 +3,7 @@ import { deployments } from '../../db/schema';
 import { createApiKey, createCiKey, createReviewerKey, createTenant, processRule, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = 'f0000000-0000-4000-8000-000000000001';
+const MULTI_TARGET_RULE = 'f0000000-0000-4000-8000-000000000002';
 const rule = (revision: number) =>
   processRule(RULE_ID, { title: `Approved tool (revision ${revision})`, level: 'medium', image: revision === 1 ? '\\approved.exe' : '\\approved2.exe' });
 
@@ -209,7 +210,10 @@ describe('deploy with approval', () => {
       },
     });
     expect(second.status).toBe(201);
-    const submitted = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: RULE_ID, targets: ['local', 'second-local'] } });
+    expect(
+      (await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(MULTI_TARGET_RULE, { title: 'Two targets', level: 'low', image: '\\two.exe' }) } })).status,
+    ).toBe(201);
+    const submitted = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: MULTI_TARGET_RULE, targets: ['local', 'second-local'] } });
     expect(submitted.status).toBe(202);
     // One deployment per target, each recorded: none dropped because they share the change's run.
     const ids: string[] = submitted.body.deployment_ids;

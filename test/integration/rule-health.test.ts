@@ -189,6 +189,9 @@ describe('GET /health/rules/{id}', () => {
     }
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: alphaRule(ONLY_HERE, 1, GOOD) } })).status).toBe(201);
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: alphaRule(NEVER_DEPLOYED, 1, GOOD) } })).status).toBe(201);
+    // The notifications of those runs are delivered before any test moves the service's clock: a
+    // delivery retried while the clock is a day ahead would be scheduled a day late.
+    await until('three rule.health_degraded notifications', async () => (received.filter((b) => b.event === 'rule.health_degraded').length >= 3 ? true : undefined), 60);
   }, 180_000);
   afterAll(async () => {
     await svc.close();
