@@ -11,3 +11,4 @@ export * from './requests';
 export * from './notifications';
 export * from './detection';
 export * from './runs';
+export * from './alert-rollups';
