@@ -1,11 +1,11 @@
-import { bigint, date, integer, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { bigint, date, index, integer, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { tenants } from './tenants';
 
 /**
  * Rollups of `alerts` for the health dashboard: much smaller than the alerts they count, kept by
  * statement-level triggers on `alerts` in the same transaction as the change (migration
  * 0015_alert_rollup_triggers), so a figure read from them is exactly the raw aggregate. A window
- * reads its whole UTC days here and its first, partial day from `alerts` (docs/decisions/0055).
+ * reads its whole UTC days here and its first, partial day from `alerts` (docs/decisions/0055f).
  * Counts of a group may fall to 0 and the row stay; readers skip empty groups. Never written by
  * the application.
  */
@@ -30,7 +30,11 @@ export const alertRaisedDaily = pgTable(
     benign: integer('benign').notNull(),
     duplicate: integer('duplicate').notNull(),
   },
-  (t) => [unique('alert_raised_daily_key').on(t.tenantId, t.day, t.targetId, t.ruleId)],
+  (t) => [
+    unique('alert_raised_daily_key').on(t.tenantId, t.day, t.targetId, t.ruleId),
+    // The window's days in an index-only scan: the dashboard reads a third of the rows at P30D.
+    index('alert_raised_daily_figures').on(t.tenantId, t.day, t.targetId, t.ruleId, t.alerts, t.triaged, t.truePositive, t.falsePositive, t.benign, t.duplicate),
+  ],
 );
 
 /**
@@ -49,7 +53,10 @@ export const alertClosedDaily = pgTable(
     alerts: integer('alerts').notNull(),
     resolutionMs: bigint('resolution_ms', { mode: 'number' }).notNull(),
   },
-  (t) => [unique('alert_closed_daily_key').on(t.tenantId, t.day, t.targetId, t.team, t.assignee, t.level).nullsNotDistinct()],
+  (t) => [
+    unique('alert_closed_daily_key').on(t.tenantId, t.day, t.targetId, t.team, t.assignee, t.level).nullsNotDistinct(),
+    index('alert_closed_daily_figures').on(t.tenantId, t.day, t.targetId, t.team, t.assignee, t.level, t.alerts, t.resolutionMs),
+  ],
 );
 
 /** The backlog per (target, team, assignee): alerts open or acknowledged, and of them acknowledged. */

@@ -1,7 +1,6 @@
-import { and, eq, gte, inArray, lt, sql } from 'drizzle-orm';
-import type { SQL } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
+import { jsonRows } from '../../db/json-rows';
 import { alertBacklog, alertClosedDaily, alertRaisedDaily, alerts, deployments, ruleVersions, targets, type TargetCostModel } from '../../db/schema';
 import type { Actor } from '../tenants/actor';
 import { inActorEnvironments } from '../tenants/scope';
@@ -14,7 +13,7 @@ import type { ResolutionRow } from './mttr';
  * environments: the store counts, the pure modules beside this one compute. Alert figures of a
  * window read its whole UTC days from the rollups (db/schema/alert-rollups.ts) and its first,
  * partial day from `alerts`, and add them up: the same numbers as one aggregate over the alerts,
- * at a cost that grows with the days and groups, not with the alerts (docs/decisions/0055).
+ * at a cost that grows with the days and groups, not with the alerts (docs/decisions/0055f).
  */
 
 /** A deployment that is on its target (active or demoted), with the rule version it runs. */
@@ -29,7 +28,7 @@ export type LiveDeployment = {
 };
 
 export async function liveDeployments(db: Db, actor: Actor): Promise<LiveDeployment[]> {
-  const rows = await db
+  const query = db
     .select({
       ruleId: deployments.ruleId,
       version: deployments.version,
@@ -43,7 +42,9 @@ export async function liveDeployments(db: Db, actor: Actor): Promise<LiveDeploym
     .innerJoin(targets, eq(targets.id, deployments.targetId))
     .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
     .where(and(eq(deployments.tenantId, actor.tenantId), inArray(deployments.status, ['active', 'demoted']), inActorEnvironments(actor, targets.environment)));
-  return rows.map((r) => ({ ...r, status: r.status as 'active' | 'demoted' }));
+  type Row = { rule_id: string; version: number; status: 'active' | 'demoted'; target_id: string; title: string; level: string | null; tags: string[] };
+  const rows = await jsonRows<Row>(db, query);
+  return rows.map((r) => ({ ruleId: r.rule_id, version: r.version, status: r.status, targetId: r.target_id, title: r.title, level: r.level, tags: r.tags }));
 }
 
 export type ScopedTarget = { id: string; name: string; costModel: TargetCostModel };
@@ -69,54 +70,39 @@ export function splitWindow(from: Date): SplitWindow {
 /** Alerts raised since `from` per rule and target: all, those not suppressed (triaged), and per disposition. */
 export type RaisedRow = { ruleId: string; targetId: string; alerts: number; triaged: number } & DispositionCounts;
 
-const raisedFigures = ['alerts', 'triaged', 'truePositive', 'falsePositive', 'benign', 'duplicate'] as const;
-
 export async function alertsRaisedSince(db: Db, actor: Actor, from: Date): Promise<RaisedRow[]> {
   const w = splitWindow(from);
-  const count = (where?: SQL) => (where ? sql<number>`(count(*) filter (where ${where}))::int` : sql<number>`count(*)::int`);
-  const total = (column: PgColumn) => sql<number>`sum(${column})::int`;
-  const [days, partial] = await Promise.all([
-    db
-      .select({
-        ruleId: alertRaisedDaily.ruleId,
-        targetId: alertRaisedDaily.targetId,
-        alerts: total(alertRaisedDaily.alerts),
-        triaged: total(alertRaisedDaily.triaged),
-        truePositive: total(alertRaisedDaily.truePositive),
-        falsePositive: total(alertRaisedDaily.falsePositive),
-        benign: total(alertRaisedDaily.benign),
-        duplicate: total(alertRaisedDaily.duplicate),
-      })
-      .from(alertRaisedDaily)
-      .innerJoin(targets, eq(targets.id, alertRaisedDaily.targetId))
-      .where(and(eq(alertRaisedDaily.tenantId, actor.tenantId), gte(alertRaisedDaily.day, w.day), inActorEnvironments(actor, targets.environment)))
-      .groupBy(alertRaisedDaily.ruleId, alertRaisedDaily.targetId),
-    w.wholeDaysFrom > from
-      ? db
-          .select({
-            ruleId: alerts.ruleId,
-            targetId: alerts.targetId,
-            alerts: count(),
-            triaged: count(sql`${alerts.status} <> 'suppressed'`),
-            truePositive: count(eq(alerts.disposition, 'true_positive')),
-            falsePositive: count(eq(alerts.disposition, 'false_positive')),
-            benign: count(eq(alerts.disposition, 'benign')),
-            duplicate: count(eq(alerts.disposition, 'duplicate')),
-          })
-          .from(alerts)
-          .innerJoin(targets, eq(targets.id, alerts.targetId))
-          .where(and(eq(alerts.tenantId, actor.tenantId), gte(alerts.createdAt, from), lt(alerts.createdAt, w.wholeDaysFrom), inActorEnvironments(actor, targets.environment)))
-          .groupBy(alerts.ruleId, alerts.targetId)
-      : [],
-  ]);
-  const sums = new Map<string, RaisedRow>();
-  for (const r of [...days, ...partial]) {
-    const key = JSON.stringify([r.ruleId, r.targetId]);
-    const sum = sums.get(key);
-    if (!sum) sums.set(key, { ...r });
-    else for (const f of raisedFigures) sum[f] += r[f];
-  }
-  return [...sums.values()].filter((r) => r.alerts > 0);
+  const is = (disposition: string) => sql`(${alerts.disposition} is not distinct from ${disposition})::int`;
+  type Row = { rule_id: string; target_id: string; alerts: number; triaged: number; true_positive: number; false_positive: number; benign: number; duplicate: number };
+  // Summed per (rule, target) first, then limited to the targets in scope: the join sees the groups, not the days.
+  const rows = await jsonRows<Row>(
+    db,
+    sql`select s.* from (
+      select u.rule_id, u.target_id, sum(u.alerts)::int as alerts, sum(u.triaged)::int as triaged, sum(u.true_positive)::int as true_positive,
+        sum(u.false_positive)::int as false_positive, sum(u.benign)::int as benign, sum(u.duplicate)::int as duplicate
+      from (
+        select ${alertRaisedDaily.ruleId}, ${alertRaisedDaily.targetId}, ${alertRaisedDaily.alerts}, ${alertRaisedDaily.triaged}, ${alertRaisedDaily.truePositive},
+          ${alertRaisedDaily.falsePositive}, ${alertRaisedDaily.benign}, ${alertRaisedDaily.duplicate}
+        from ${alertRaisedDaily} where ${alertRaisedDaily.tenantId} = ${actor.tenantId} and ${alertRaisedDaily.day} >= ${w.day}::date
+        union all
+        select ${alerts.ruleId}, ${alerts.targetId}, 1, (${alerts.status} <> 'suppressed')::int, ${is('true_positive')}, ${is('false_positive')}, ${is('benign')}, ${is('duplicate')}
+        from ${alerts} where ${alerts.tenantId} = ${actor.tenantId} and ${alerts.createdAt} >= ${w.from.toISOString()}::timestamptz
+          and ${alerts.createdAt} < ${w.wholeDaysFrom.toISOString()}::timestamptz
+      ) u
+      group by u.rule_id, u.target_id
+    ) s join ${targets} on ${targets.id} = s.target_id
+    where s.alerts > 0 and ${inActorEnvironments(actor, targets.environment) ?? sql`true`}`,
+  );
+  return rows.map((r) => ({
+    ruleId: r.rule_id,
+    targetId: r.target_id,
+    alerts: r.alerts,
+    triaged: r.triaged,
+    truePositive: r.true_positive,
+    falsePositive: r.false_positive,
+    benign: r.benign,
+    duplicate: r.duplicate,
+  }));
 }
 
 /**
@@ -126,8 +112,8 @@ export async function alertsRaisedSince(db: Db, actor: Actor, from: Date): Promi
  */
 export async function workloadAndResolutionsSince(db: Db, actor: Actor, from: Date): Promise<{ workload: WorkloadRow[]; resolutions: ResolutionRow[] }> {
   const w = splitWindow(from);
-  const ms = sql<number>`coalesce(sum(extract(epoch from (date_trunc('milliseconds', ${alerts.closedAt}) - date_trunc('milliseconds', ${alerts.createdAt}))) * 1000), 0)::float8`;
-  const [backlog, days, partial] = await Promise.all([
+  type ClosedRow = { team: string | null; assignee: string | null; level: string | null; alerts: number; ms: number };
+  const [backlog, closed] = await Promise.all([
     db
       .select({
         team: alertBacklog.team,
@@ -139,35 +125,27 @@ export async function workloadAndResolutionsSince(db: Db, actor: Actor, from: Da
       .innerJoin(targets, eq(targets.id, alertBacklog.targetId))
       .where(and(eq(alertBacklog.tenantId, actor.tenantId), inActorEnvironments(actor, targets.environment)))
       .groupBy(alertBacklog.team, alertBacklog.assignee),
-    db
-      .select({
-        team: alertClosedDaily.team,
-        assignee: alertClosedDaily.assignee,
-        level: alertClosedDaily.level,
-        alerts: sql<number>`sum(${alertClosedDaily.alerts})::int`,
-        ms: sql<number>`sum(${alertClosedDaily.resolutionMs})::float8`,
-      })
-      .from(alertClosedDaily)
-      .innerJoin(targets, eq(targets.id, alertClosedDaily.targetId))
-      .where(and(eq(alertClosedDaily.tenantId, actor.tenantId), gte(alertClosedDaily.day, w.day), inActorEnvironments(actor, targets.environment)))
-      .groupBy(alertClosedDaily.team, alertClosedDaily.assignee, alertClosedDaily.level),
-    w.wholeDaysFrom > from
-      ? db
-          .select({ team: alerts.team, assignee: alerts.assignee, level: ruleVersions.level, alerts: sql<number>`count(*)::int`, ms })
-          .from(alerts)
-          .innerJoin(targets, eq(targets.id, alerts.targetId))
-          .leftJoin(ruleVersions, and(eq(ruleVersions.tenantId, alerts.tenantId), eq(ruleVersions.ruleId, alerts.ruleId), eq(ruleVersions.version, alerts.version)))
-          .where(
-            and(
-              eq(alerts.tenantId, actor.tenantId),
-              eq(alerts.status, 'closed'),
-              gte(alerts.closedAt, from),
-              lt(alerts.closedAt, w.wholeDaysFrom),
-              inActorEnvironments(actor, targets.environment),
-            ),
-          )
-          .groupBy(alerts.team, alerts.assignee, ruleVersions.level)
-      : [],
+    // Summed per target first, then limited to the targets in scope; the groups are added up below.
+    jsonRows<ClosedRow>(
+      db,
+      sql`select c.team, c.assignee, c.level, c.alerts, c.ms from (
+        select u.target_id, u.team, u.assignee, u.level, sum(u.alerts)::int as alerts, sum(u.ms)::float8 as ms
+        from (
+          select ${alertClosedDaily.targetId}, ${alertClosedDaily.team}, ${alertClosedDaily.assignee}, ${alertClosedDaily.level}, ${alertClosedDaily.alerts},
+            ${alertClosedDaily.resolutionMs} as ms
+          from ${alertClosedDaily} where ${alertClosedDaily.tenantId} = ${actor.tenantId} and ${alertClosedDaily.day} >= ${w.day}::date
+          union all
+          select ${alerts.targetId}, ${alerts.team}, ${alerts.assignee}, ${ruleVersions.level}, 1,
+            (extract(epoch from (date_trunc('milliseconds', ${alerts.closedAt}) - date_trunc('milliseconds', ${alerts.createdAt}))) * 1000)::bigint
+          from ${alerts} left join ${ruleVersions}
+            on ${ruleVersions.tenantId} = ${alerts.tenantId} and ${ruleVersions.ruleId} = ${alerts.ruleId} and ${ruleVersions.version} = ${alerts.version}
+          where ${alerts.tenantId} = ${actor.tenantId} and ${alerts.status} = 'closed' and ${alerts.closedAt} >= ${w.from.toISOString()}::timestamptz
+            and ${alerts.closedAt} < ${w.wholeDaysFrom.toISOString()}::timestamptz
+        ) u
+        group by u.target_id, u.team, u.assignee, u.level
+      ) c join ${targets} on ${targets.id} = c.target_id
+      where c.alerts > 0 and ${inActorEnvironments(actor, targets.environment) ?? sql`true`}`,
+    ),
   ]);
   const workload = new Map<string, WorkloadRow>();
   const groupOf = (team: string | null, assignee: string | null) => {
@@ -179,7 +157,7 @@ export async function workloadAndResolutionsSince(db: Db, actor: Actor, from: Da
   for (const b of backlog) Object.assign(groupOf(b.team, b.assignee), { open: b.open, acknowledged: b.acknowledged });
   // Milliseconds are whole numbers, added exactly; seconds are made once, from their sum.
   const resolutions = new Map<string, { team: string | null; level: string | null; alerts: number; ms: number }>();
-  for (const c of [...days, ...partial]) {
+  for (const c of closed) {
     groupOf(c.team, c.assignee).handled += c.alerts;
     const key = JSON.stringify([c.team, c.level]);
     const r = resolutions.get(key) ?? { team: c.team, level: c.level, alerts: 0, ms: 0 };
