@@ -3,7 +3,7 @@
 -- Statement-level triggers with transition tables: a bulk insert of many alerts is one grouped
 -- upsert per rollup, not one per alert. Each changed alert counts -1 as it was and +1 as it is;
 -- an update that changes nothing a rollup keys or counts is skipped. A tenant being deleted
--- (its rollups go by cascade) is skipped too. docs/decisions/0055.
+-- (its rollups go by cascade) is skipped too. docs/decisions/0055f.
 CREATE FUNCTION alert_rollups_apply() RETURNS trigger LANGUAGE plpgsql AS $fn$
 DECLARE
   changed text;
