@@ -38,7 +38,7 @@ export const alerts = pgTable(
     uniqueIndex('alerts_deployment_event').on(t.deploymentId, t.eventSeq),
     index('alerts_tenant_created').on(t.tenantId, t.createdAt),
     index('alerts_tenant_rule').on(t.tenantId, t.ruleId),
-    // The dashboard's first, partial day of alerts closed (the whole days are in alert_closed_daily).
+    // The dashboard's first, partial day of alerts closed (the whole days are in alert_closed_rollup).
     index('alerts_tenant_closed').on(t.tenantId, t.closedAt),
   ],
 );

@@ -1,7 +1,7 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { jsonRows } from '../../db/json-rows';
-import { alertBacklog, alertClosedDaily, alertRaisedDaily, alerts, deployments, ruleVersions, targets, type TargetCostModel } from '../../db/schema';
+import { alertBacklog, alertClosedRollup, alertRaisedRollup, alerts, deployments, ruleVersions, targets, type TargetCostModel } from '../../db/schema';
 import type { Actor } from '../tenants/actor';
 import { inActorEnvironments } from '../tenants/scope';
 import type { DispositionCounts } from './noise-ratio';
@@ -57,14 +57,39 @@ export async function targetsInScope(db: Db, actor: Actor): Promise<ScopedTarget
     .where(and(eq(targets.tenantId, actor.tenantId), inActorEnvironments(actor, targets.environment)));
 }
 
-/** A window split where the rollups' UTC days begin: raw alerts in [from, wholeDaysFrom), rollup days from `day` on. */
-export type SplitWindow = { from: Date; wholeDaysFrom: Date; day: string };
+/**
+ * A window [from, now] as the rollups cover it: raw alerts in [from, wholeDaysFrom), then rollup
+ * rows of each span from its `fromDay` (inclusive) to its `toDay` (exclusive; none for the last):
+ * single days up to the next 8-day boundary, 8-day spans up to the next 64-day boundary, 64-day
+ * spans on (boundaries counted from 1970-01-01, as the triggers key them).
+ */
+export type SplitWindow = { from: Date; wholeDaysFrom: Date; spans: Array<{ spanDays: number; fromDay: string; toDay: string | null }> };
 
 const DAY_MS = 86_400_000;
+const SPANS = [1, 8, 64] as const;
 
 export function splitWindow(from: Date): SplitWindow {
-  const wholeDaysFrom = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
-  return { from, wholeDaysFrom, day: wholeDaysFrom.toISOString().slice(0, 10) };
+  const firstDay = Math.ceil(from.getTime() / DAY_MS);
+  const dayString = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
+  const bounds = [firstDay, ...SPANS.slice(1).map((span) => Math.ceil(firstDay / span) * span)];
+  return {
+    from,
+    wholeDaysFrom: new Date(firstDay * DAY_MS),
+    spans: SPANS.map((spanDays, i) => ({ spanDays, fromDay: dayString(bounds[i]!), toDay: i + 1 < bounds.length ? dayString(bounds[i + 1]!) : null })),
+  };
+}
+
+/** One `select … union all select …` over the rollup rows of the window's spans, each an index-only range scan. */
+function spanRows(w: SplitWindow, table: typeof alertRaisedRollup | typeof alertClosedRollup, tenantId: string, columns: SQL): SQL {
+  return sql.join(
+    w.spans.map(
+      (s) =>
+        sql`select ${columns} from ${table} where ${table.tenantId} = ${tenantId} and ${table.spanDays} = ${s.spanDays} and ${table.day} >= ${s.fromDay}::date${
+          s.toDay === null ? sql`` : sql` and ${table.day} < ${s.toDay}::date`
+        }`,
+    ),
+    sql` union all `,
+  );
 }
 
 /** Alerts raised since `from` per rule and target: all, those not suppressed (triaged), and per disposition. */
@@ -81,9 +106,13 @@ export async function alertsRaisedSince(db: Db, actor: Actor, from: Date): Promi
       select u.rule_id, u.target_id, sum(u.alerts)::int as alerts, sum(u.triaged)::int as triaged, sum(u.true_positive)::int as true_positive,
         sum(u.false_positive)::int as false_positive, sum(u.benign)::int as benign, sum(u.duplicate)::int as duplicate
       from (
-        select ${alertRaisedDaily.ruleId}, ${alertRaisedDaily.targetId}, ${alertRaisedDaily.alerts}, ${alertRaisedDaily.triaged}, ${alertRaisedDaily.truePositive},
-          ${alertRaisedDaily.falsePositive}, ${alertRaisedDaily.benign}, ${alertRaisedDaily.duplicate}
-        from ${alertRaisedDaily} where ${alertRaisedDaily.tenantId} = ${actor.tenantId} and ${alertRaisedDaily.day} >= ${w.day}::date
+        ${spanRows(
+          w,
+          alertRaisedRollup,
+          actor.tenantId,
+          sql`${alertRaisedRollup.ruleId}, ${alertRaisedRollup.targetId}, ${alertRaisedRollup.alerts}, ${alertRaisedRollup.triaged}, ${alertRaisedRollup.truePositive},
+            ${alertRaisedRollup.falsePositive}, ${alertRaisedRollup.benign}, ${alertRaisedRollup.duplicate}`,
+        )}
         union all
         select ${alerts.ruleId}, ${alerts.targetId}, 1, (${alerts.status} <> 'suppressed')::int, ${is('true_positive')}, ${is('false_positive')}, ${is('benign')}, ${is('duplicate')}
         from ${alerts} where ${alerts.tenantId} = ${actor.tenantId} and ${alerts.createdAt} >= ${w.from.toISOString()}::timestamptz
@@ -131,9 +160,13 @@ export async function workloadAndResolutionsSince(db: Db, actor: Actor, from: Da
       sql`select c.team, c.assignee, c.level, c.alerts, c.ms from (
         select u.target_id, u.team, u.assignee, u.level, sum(u.alerts)::int as alerts, sum(u.ms)::float8 as ms
         from (
-          select ${alertClosedDaily.targetId}, ${alertClosedDaily.team}, ${alertClosedDaily.assignee}, ${alertClosedDaily.level}, ${alertClosedDaily.alerts},
-            ${alertClosedDaily.resolutionMs} as ms
-          from ${alertClosedDaily} where ${alertClosedDaily.tenantId} = ${actor.tenantId} and ${alertClosedDaily.day} >= ${w.day}::date
+          ${spanRows(
+            w,
+            alertClosedRollup,
+            actor.tenantId,
+            sql`${alertClosedRollup.targetId}, ${alertClosedRollup.team}, ${alertClosedRollup.assignee}, ${alertClosedRollup.level}, ${alertClosedRollup.alerts},
+              ${alertClosedRollup.resolutionMs} as ms`,
+          )}
           union all
           select ${alerts.targetId}, ${alerts.team}, ${alerts.assignee}, ${ruleVersions.level}, 1,
             (extract(epoch from (date_trunc('milliseconds', ${alerts.closedAt}) - date_trunc('milliseconds', ${alerts.createdAt}))) * 1000)::bigint

@@ -7,7 +7,7 @@ import { createTenant, ensureBootstrap } from '../../domain/tenants/tenant-servi
 import { createTestDatabase } from '../support/harness';
 
 /**
- * The alert rollups (alert_raised_daily, alert_closed_daily, alert_backlog) against the raw
+ * The alert rollups (alert_raised_rollup, alert_closed_rollup, alert_backlog) against the raw
  * aggregates they stand for: alerts are inserted, updated and deleted at random (in bulk and one by
  * one, in and out of transactions, moved across UTC days, reopened, reassigned), and after each
  * round every figure the dashboard reads through the rollups must equal the same aggregate computed
@@ -111,6 +111,9 @@ describe('alert rollups', () => {
       new Date(now.getTime() - 6 * 3_600_000), // under a day
       new Date(now.getTime() - 400 * DAY), // before every alert
       new Date(now.getTime() + DAY), // after every alert
+      // Windows crossing 8- and 64-day boundaries at every alignment the data allows.
+      ...[3.5, 9.25, 17.7, 40.1, 63.9, 71.3, 129.6].map((days) => new Date(now.getTime() - days * DAY)),
+      new Date(midnight.getTime() - 64 * DAY),
     ];
     let compared = 0;
     for (const actor of [actorOf('default', null), actorOf('default', ['prod']), actorOf('other', null)]) {

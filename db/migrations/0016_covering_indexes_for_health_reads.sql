@@ -1,5 +1,0 @@
-DROP INDEX "detection_runs_tenant_started";--> statement-breakpoint
-CREATE INDEX "detection_runs_tenant_started_volumes" ON "detection_runs" USING btree ("tenant_id","started_at","deployment_id","mode","alerts_raised","alerts_suppressed","matches");--> statement-breakpoint
-CREATE INDEX "detection_runs_deployment_volumes" ON "detection_runs" USING btree ("deployment_id","tenant_id","mode","alerts_raised","alerts_suppressed","matches");--> statement-breakpoint
-CREATE INDEX "alert_closed_daily_figures" ON "alert_closed_daily" USING btree ("tenant_id","day","target_id","team","assignee","level","alerts","resolution_ms");--> statement-breakpoint
-CREATE INDEX "alert_raised_daily_figures" ON "alert_raised_daily" USING btree ("tenant_id","day","target_id","rule_id","alerts","triaged","true_positive","false_positive","benign","duplicate");
