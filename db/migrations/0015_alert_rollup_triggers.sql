@@ -4,7 +4,9 @@
 -- upsert per rollup, not one per alert. Each changed alert counts -1 as it was and +1 as it is;
 -- an update that changes nothing a rollup keys or counts is skipped. A tenant being deleted
 -- (its rollups go by cascade) is skipped too. Every alert counts in its UTC day, its 8-day and its
--- 64-day span (aligned on 1970-01-01), keyed by the span's first day. docs/decisions/0055f.
+-- 64-day span (aligned on 1970-01-01), keyed by the span's first day. Every statement upserts the
+-- rollups in one order (raised, closed, backlog; each in key order), so two transactions writing
+-- the same rollup rows wait for each other and never deadlock on them. docs/decisions/0055f.
 CREATE FUNCTION alert_rollup_span_start(d date, span_days integer) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN date '1970-01-01' + ((d - date '1970-01-01') - mod(mod(d - date '1970-01-01', span_days) + span_days, span_days));
 --> statement-breakpoint
@@ -30,7 +32,7 @@ BEGIN
     SELECT tenant_id, s.span_days, alert_rollup_span_start((created_at AT TIME ZONE 'UTC')::date, s.span_days), target_id, rule_id, sum(d), coalesce(sum(d) FILTER (WHERE status <> 'suppressed'), 0),
       coalesce(sum(d) FILTER (WHERE disposition = 'true_positive'), 0), coalesce(sum(d) FILTER (WHERE disposition = 'false_positive'), 0),
       coalesce(sum(d) FILTER (WHERE disposition = 'benign'), 0), coalesce(sum(d) FILTER (WHERE disposition = 'duplicate'), 0)
-    FROM changed CROSS JOIN (VALUES (1), (8), (64)) AS s(span_days) GROUP BY 1, 2, 3, 4, 5
+    FROM changed CROSS JOIN (VALUES (1), (8), (64)) AS s(span_days) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
     ON CONFLICT (tenant_id, span_days, day, target_id, rule_id) DO UPDATE SET
       alerts = r.alerts + excluded.alerts, triaged = r.triaged + excluded.triaged, true_positive = r.true_positive + excluded.true_positive,
       false_positive = r.false_positive + excluded.false_positive, benign = r.benign + excluded.benign, duplicate = r.duplicate + excluded.duplicate
@@ -43,7 +45,7 @@ BEGIN
     FROM changed c CROSS JOIN (VALUES (1), (8), (64)) AS s(span_days)
       LEFT JOIN rule_versions rv ON rv.tenant_id = c.tenant_id AND rv.rule_id = c.rule_id AND rv.version = c.version
     WHERE c.status = 'closed' AND c.closed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4, 5, 6, 7
+    GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
     ON CONFLICT (tenant_id, span_days, day, target_id, team, assignee, level) DO UPDATE SET
       alerts = r.alerts + excluded.alerts, resolution_ms = r.resolution_ms + excluded.resolution_ms
   $sql$;
@@ -52,7 +54,7 @@ BEGIN
     INSERT INTO alert_backlog AS r (tenant_id, target_id, team, assignee, open, acknowledged)
     SELECT tenant_id, target_id, team, assignee, sum(d), coalesce(sum(d) FILTER (WHERE status = 'acknowledged'), 0)
     FROM changed WHERE status IN ('open', 'acknowledged')
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ON CONFLICT (tenant_id, target_id, team, assignee) DO UPDATE SET
       open = r.open + excluded.open, acknowledged = r.acknowledged + excluded.acknowledged
   $sql$;
