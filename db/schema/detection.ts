@@ -38,6 +38,8 @@ export const alerts = pgTable(
     uniqueIndex('alerts_deployment_event').on(t.deploymentId, t.eventSeq),
     index('alerts_tenant_created').on(t.tenantId, t.createdAt),
     index('alerts_tenant_rule').on(t.tenantId, t.ruleId),
+    // The dashboard's first, partial day of alerts closed (the whole days are in alert_closed_rollup).
+    index('alerts_tenant_closed').on(t.tenantId, t.closedAt),
   ],
 );
 
@@ -75,8 +77,11 @@ export const detectionRuns = pgTable(
   (t) => [
     index('detection_runs_deployment').on(t.deploymentId, t.startedAt),
     index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt),
-    // The ROI report's noise saved: every run of a tenant in a window, grouped by deployment.
-    index('detection_runs_tenant_started').on(t.tenantId, t.startedAt),
+    // The ROI report's noise saved: every run of a tenant in a window, grouped by deployment; and
+    // the lifetime volume of given deployments. Both carry the volumes summed, so the reads are
+    // index-only scans, never visits of the runs' rows.
+    index('detection_runs_tenant_started_volumes').on(t.tenantId, t.startedAt, t.deploymentId, t.mode, t.alertsRaised, t.alertsSuppressed, t.matches),
+    index('detection_runs_deployment_volumes').on(t.deploymentId, t.tenantId, t.mode, t.alertsRaised, t.alertsSuppressed, t.matches),
     uniqueIndex('detection_runs_activity_key').on(t.activityKey),
   ],
 );

@@ -12,3 +12,4 @@ export * from './notifications';
 export * from './detection';
 export * from './runs';
 export * from './health';
+export * from './alert-rollups';

@@ -1,16 +1,7 @@
 import type { DomainDeps } from '../deps';
 import type { Actor } from '../tenants/actor';
 import { attackCoverage, type AttackCoverage } from './attack-coverage';
-import {
-  alertsRaisedSince,
-  DISPOSITION_KEY,
-  liveDeployments,
-  resolutionsSince,
-  targetsInScope,
-  workloadSince,
-  type LiveDeployment,
-  type RaisedRow,
-} from './dashboard-records';
+import { alertsRaisedSince, liveDeployments, targetsInScope, workloadAndResolutionsSince, type LiveDeployment, type RaisedRow } from './dashboard-records';
 import { mttr, SEVERITY_ORDER, type MttrReport } from './mttr';
 import { navigatorLayer, type NavigatorLayer } from './navigator-layer';
 import { addDispositions, NO_DISPOSITIONS, noiseRatio, type DispositionCounts, type NoiseRatio } from './noise-ratio';
@@ -81,9 +72,7 @@ export function activeRulesOf(live: readonly LiveDeployment[]): ActiveRule[] {
 }
 
 function dispositionsOf(rows: readonly RaisedRow[]): DispositionCounts {
-  const counts = { ...NO_DISPOSITIONS };
-  for (const r of rows) if (r.disposition) counts[DISPOSITION_KEY[r.disposition]] += r.alerts;
-  return counts;
+  return rows.reduce<DispositionCounts>((sum, r) => addDispositions(sum, r), NO_DISPOSITIONS);
 }
 
 async function activeCoverage(deps: DomainDeps, actor: Actor) {
@@ -96,12 +85,11 @@ export async function healthDashboard(deps: DomainDeps, actor: Actor, window: Da
   const { db } = deps.database;
   const now = (deps.now ?? (() => new Date()))();
   const from = new Date(now.getTime() - window.ms);
-  const [{ live, rules, coverage }, scoped, raised, workloadRows, resolutionRows, forecastAccuracy] = await Promise.all([
+  const [{ live, rules, coverage }, scoped, raised, closed, forecastAccuracy] = await Promise.all([
     activeCoverage(deps, actor),
     targetsInScope(db, actor),
     alertsRaisedSince(db, actor, from),
-    workloadSince(db, actor, from),
-    resolutionsSince(db, actor, from),
+    workloadAndResolutionsSince(db, actor, from),
     forecastAccuracyDistribution(deps, actor, { from, to: now }),
   ]);
   const costModels = new Map(scoped.map((t) => [t.id, t.costModel]));
@@ -149,9 +137,9 @@ export async function healthDashboard(deps: DomainDeps, actor: Actor, window: Da
       reason: rules.length ? null : NO_ACTIVE_RULE,
     },
     coverage: { ...coverageFigures, reason: rules.length ? null : NO_ACTIVE_RULE },
-    noise: noiseRatio(raised.reduce((sum, r) => addDispositions(sum, dispositionsOf([r])), NO_DISPOSITIONS)),
-    workload: teamWorkload(workloadRows),
-    mttr: mttr(resolutionRows),
+    noise: noiseRatio(dispositionsOf(raised)),
+    workload: teamWorkload(closed.workload),
+    mttr: mttr(closed.resolutions),
     valueScores: { rules: scores, reason: rules.length ? null : NO_ACTIVE_RULE },
     forecastAccuracy,
   };

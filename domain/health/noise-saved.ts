@@ -28,7 +28,7 @@ const volumeColumns = {
 const byDeployment = (rows: Array<{ deploymentId: string } & RunVolume>) =>
   new Map(rows.map((r) => [r.deploymentId, { raised: Number(r.raised), suppressed: Number(r.suppressed), shadowMatches: Number(r.shadowMatches) }]));
 
-/** The volume of every deployment of the tenant over the runs started in [from, to) (index `detection_runs_tenant_started`). */
+/** The volume of every deployment of the tenant over the runs started in [from, to) (an index-only scan of `detection_runs_tenant_started_volumes`). */
 export async function windowVolumes(db: Db, tenantId: string, from: Date, to: Date): Promise<Map<string, RunVolume>> {
   const rows = await db
     .select(volumeColumns)
@@ -38,7 +38,7 @@ export async function windowVolumes(db: Db, tenantId: string, from: Date, to: Da
   return byDeployment(rows);
 }
 
-/** The volume of each given deployment over all its runs (index `detection_runs_deployment`). */
+/** The volume of each given deployment over all its runs (an index-only scan of `detection_runs_deployment_volumes`). */
 export async function lifetimeVolumes(db: Db, tenantId: string, deploymentIds: readonly string[]): Promise<Map<string, RunVolume>> {
   if (deploymentIds.length === 0) return new Map();
   const rows = await db
