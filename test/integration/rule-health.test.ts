@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { and, eq } from 'drizzle-orm';
-import { detectionRuns } from '../../db/schema';
+import { detectionRuns, ruleHealthStates } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { createApiKey, createTenant, startTestService, type TestService, until } from '../support/harness';
 
@@ -191,7 +191,12 @@ describe('GET /health/rules/{id}', () => {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: alphaRule(NEVER_DEPLOYED, 1, GOOD) } })).status).toBe(201);
     // The notifications of those runs are delivered before any test moves the service's clock: a
     // delivery retried while the clock is a day ahead would be scheduled a day late.
-    await until('three rule.health_degraded notifications', async () => (received.filter((b) => b.event === 'rule.health_degraded').length >= 3 ? true : undefined), 60);
+    await until('three rule.health_degraded notifications', async () => (received.filter((b) => b.event === 'rule.health_degraded').length >= 3 ? true : undefined), 60).catch(
+      async (err: Error) => {
+        const states = await svc.database.db.select().from(ruleHealthStates);
+        throw new Error(`${err.message}; received ${JSON.stringify(received.map((r) => [r.event, r.data.deployment_id, r.data.status]))}; states ${JSON.stringify(states)}`);
+      },
+    );
   }, 180_000);
   afterAll(async () => {
     await svc.close();
