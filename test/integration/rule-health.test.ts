@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import { detectionRuns, ruleHealthStates } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { createApiKey, createTenant, startTestService, type TestService, until } from '../support/harness';
@@ -110,7 +110,16 @@ describe('GET /health/rules/{id}', () => {
     const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule(tenantId, deploymentId));
     await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
     await until(`run ${before + 1} of ${deploymentId}`, async () => ((await runs()) > before ? true : undefined), 60);
-    await until(`the end of run ${before + 1} of ${deploymentId}`, async () => ((await schedule.describe()).info.runningActions.length === 0 ? true : undefined), 60);
+    // Wait for that run's workflow itself (its health check included): the schedule's list of running
+    // actions lags behind under load. The run records its activity key: workflow id / run id / activity id.
+    const [newest] = await svc.database.db
+      .select({ key: detectionRuns.activityKey })
+      .from(detectionRuns)
+      .where(and(eq(detectionRuns.tenantId, tenantId), eq(detectionRuns.deploymentId, deploymentId), isNotNull(detectionRuns.activityKey)))
+      .orderBy(desc(detectionRuns.startedAt))
+      .limit(1);
+    const parts = newest!.key!.split('/');
+    await svc.client.workflow.getHandle(parts.slice(0, -2).join('/'), parts.at(-2)).result();
   }
   const alertsOf = async (deploymentId: string, token?: string) =>
     (await svc.request('GET', `/api/v1/alerts?deployment_id=${deploymentId}&limit=500`, token ? { token } : {})).body.items as typeof alertsV1;

@@ -88,7 +88,14 @@ describe('the worker process exports the Temporal SDK metrics (DETFLOW_TEMPORAL_
       if (child.exitCode !== null) throw new Error(`the worker process exited (${child.exitCode}): ${stderr}`);
       try {
         const families = await scrape();
-        if (families.get('temporal_worker_task_slots_available')?.samples.some((s) => s.labels.task_queue === taskQueue)) return families;
+        // Both workers report their slots once polling: the activity worker may come a moment after the workflow worker.
+        const types = new Set(
+          families
+            .get('temporal_worker_task_slots_available')
+            ?.samples.filter((s) => s.labels.task_queue === taskQueue)
+            .map((s) => s.labels.worker_type),
+        );
+        if (types.has('ActivityWorker') && types.has('WorkflowWorker')) return families;
       } catch (err) {
         if ((err as Error).message !== 'fetch failed') throw err; // not listening yet
       }
