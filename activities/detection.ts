@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import { activityKey } from './activity-key';
 import type { Db } from '../db/client';
 import { workflowIds } from '../workflows/contracts';
 import { runDetection, type DetectionOutcome } from '../domain/detection/run-detection';
@@ -8,21 +8,6 @@ import type { DomainMetrics } from '../domain/metrics';
 import type { TemporalDeps } from './schedules';
 
 export type { DetectionOutcome } from '../domain/detection/run-detection';
-
-/**
- * The activity execution this call is (the same for every attempt of it), or null outside an
- * activity (a direct call): a retry after an attempt committed returns that attempt's outcome.
- */
-function activityKey(): string | null {
-  let info;
-  try {
-    info = Context.current().info;
-  } catch {
-    return null;
-  }
-  const run = info.workflowExecution;
-  return run ? `${run.workflowId}/${run.runId}/${info.activityId}` : null;
-}
 
 export function createDetectionActivities({
   db,
