@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { seedTenant, queryRows } from '../../bench/health-seed';
 import { alertsRaisedSince, workloadAndResolutionsSince } from '../../domain/health/dashboard-records';
-import type { Actor } from '../../domain/tenants/actor';
 import { createTenant, ensureBootstrap } from '../../domain/tenants/tenant-service';
-import { createTestDatabase } from '../support/harness';
+import type { Actor } from '../../domain/tenants/actor';
+import { createTestDatabase, readerActor } from '../support/harness';
 
 /**
  * The alert rollups (alert_raised_rollup, alert_closed_rollup, alert_backlog) against the raw
@@ -26,16 +26,6 @@ function random(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const actorOf = (tenantId: string, environments: string[] | null): Actor => ({
-  tokenId: 'test',
-  tenantId,
-  tier: 'enterprise',
-  permissions: new Set(['rules:read']),
-  environments,
-  principal: 'test',
-  expiresAt: null,
-});
 
 /** The raw aggregates, one query each over the alerts, as the dashboard computed them before the rollups. */
 async function rawFigures(db: Database['db'], actor: Actor, from: Date) {
@@ -116,7 +106,7 @@ describe('alert rollups', () => {
       new Date(midnight.getTime() - 64 * DAY),
     ];
     let compared = 0;
-    for (const actor of [actorOf('default', null), actorOf('default', ['prod']), actorOf('other', null)]) {
+    for (const actor of [readerActor('default', null), readerActor('default', ['prod']), readerActor('other', null)]) {
       for (const from of froms) {
         const raw = await rawFigures(database.db, actor, from);
         const rolled = await rolledUpFigures(database.db, actor, from);

@@ -1,9 +1,8 @@
 import { and, count, eq, sql } from 'drizzle-orm';
 import { alerts, approvals, deployments, detectionRuns } from '../../db/schema';
 import { deploymentForecasts, forecastAccuracyDistribution } from '../../domain/health/forecast-accuracy';
-import type { Actor } from '../../domain/tenants/actor';
 import { poissonInterval } from '../../lib/poisson-interval';
-import { createCiKey, createReviewerKey, createTenant, detectEverySecond, imageRule, startTestService, type TestService, until } from '../support/harness';
+import { createCiKey, createReviewerKey, createTenant, detectEverySecond, imageRule, startTestService, type TestService, until, readerActor } from '../support/harness';
 
 /**
  * Forecast accuracy from a real history: a change deployed with approval (its impact summary
@@ -20,15 +19,6 @@ const DAY_S = 86_400;
 
 let seq = 0;
 const event = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} ${++seq}` });
-const actorOf = (tenantId: string, environments: string[] | null = null): Actor => ({
-  tokenId: '00000000-0000-4000-8000-000000000000',
-  tenantId,
-  tier: 'enterprise',
-  permissions: new Set(['rules:read']),
-  environments,
-  principal: 'test',
-  expiresAt: null,
-});
 
 describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
   let svc: TestService;
@@ -102,7 +92,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
   it("compares each deployment's projected alerts/day with what detection observed since it went live", async () => {
     const now = new Date();
     const runsBefore = await runCount(deploymentId);
-    const forecasts = await deploymentForecasts({ database: svc.database, now: () => now }, actorOf('default'), { ruleId: PROJECTED_RULE });
+    const forecasts = await deploymentForecasts({ database: svc.database, now: () => now }, readerActor('default'), { ruleId: PROJECTED_RULE });
     const runsAfter = await runCount(deploymentId);
     const h = await byHand(now);
     expect(h.observedAlerts).toBe(AFTER);
@@ -133,13 +123,13 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
 
     // The same with the target named; none on a target it is not on.
     expect(
-      (await deploymentForecasts({ database: svc.database, now: () => now }, actorOf('default'), { ruleId: PROJECTED_RULE, target: 'local' })).map((x) => x.deployment_id),
+      (await deploymentForecasts({ database: svc.database, now: () => now }, readerActor('default'), { ruleId: PROJECTED_RULE, target: 'local' })).map((x) => x.deployment_id),
     ).toEqual([deploymentId]);
-    expect(await deploymentForecasts({ database: svc.database, now: () => now }, actorOf('default'), { ruleId: PROJECTED_RULE, target: 'elsewhere' })).toEqual([]);
+    expect(await deploymentForecasts({ database: svc.database, now: () => now }, readerActor('default'), { ruleId: PROJECTED_RULE, target: 'elsewhere' })).toEqual([]);
   });
 
   it('a deployment without approval keeps the projection its change computed', async () => {
-    const [f] = await deploymentForecasts({ database: svc.database }, actorOf('default'), { ruleId: UNPROJECTED_RULE });
+    const [f] = await deploymentForecasts({ database: svc.database }, readerActor('default'), { ruleId: UNPROJECTED_RULE });
     expect(f!.deployment_id).toBe(unprojectedId);
     // No `unforecast.exe` event in the 7-day lookback: 0 alerts/day, the upper bound 3.69 / 7.
     expect(f!.projection).toMatchObject({ approval_id: null, alerts_per_day: 0, low_confidence: true });
@@ -157,7 +147,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     const [row] = await svc.database.db.select({ projection: deployments.projection }).from(deployments).where(eq(deployments.id, unprojectedId));
     await svc.database.db.update(deployments).set({ projection: null }).where(eq(deployments.id, unprojectedId));
     try {
-      const [f] = await deploymentForecasts({ database: svc.database }, actorOf('default'), { ruleId: UNPROJECTED_RULE });
+      const [f] = await deploymentForecasts({ database: svc.database }, readerActor('default'), { ruleId: UNPROJECTED_RULE });
       expect(f!.projection).toBeNull();
       expect(f!.within_interval).toBeNull();
       expect(f!.reasons[0]).toMatch(/^no projection: no impact summary was recorded for it/);
@@ -168,11 +158,11 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
 
   it("counts only the actor's tenant and environments", async () => {
     await createTenant(svc, 'forecast-other');
-    expect(await deploymentForecasts({ database: svc.database }, actorOf('forecast-other'), { ruleId: PROJECTED_RULE })).toEqual([]);
-    const [local] = await deploymentForecasts({ database: svc.database }, actorOf('default'), { ruleId: PROJECTED_RULE });
-    expect(await deploymentForecasts({ database: svc.database }, actorOf('default', ['not-' + local!.environment]), { ruleId: PROJECTED_RULE })).toEqual([]);
-    expect(await deploymentForecasts({ database: svc.database }, actorOf('default', [local!.environment]), { ruleId: PROJECTED_RULE })).toHaveLength(1);
-    const other = await forecastAccuracyDistribution({ database: svc.database }, actorOf('forecast-other'), { from: new Date(Date.now() - DAY_S * 1000), to: new Date() });
+    expect(await deploymentForecasts({ database: svc.database }, readerActor('forecast-other'), { ruleId: PROJECTED_RULE })).toEqual([]);
+    const [local] = await deploymentForecasts({ database: svc.database }, readerActor('default'), { ruleId: PROJECTED_RULE });
+    expect(await deploymentForecasts({ database: svc.database }, readerActor('default', ['not-' + local!.environment]), { ruleId: PROJECTED_RULE })).toEqual([]);
+    expect(await deploymentForecasts({ database: svc.database }, readerActor('default', [local!.environment]), { ruleId: PROJECTED_RULE })).toHaveLength(1);
+    const other = await forecastAccuracyDistribution({ database: svc.database }, readerActor('forecast-other'), { from: new Date(Date.now() - DAY_S * 1000), to: new Date() });
     expect(other).toMatchObject({ deployments: 0, compared: 0, abs_log_error: { count: 0, median: null, p90: null }, within_interval: { share: null } });
     expect(other.reasons).toEqual(['no deployment was live in the window']);
   });
@@ -184,7 +174,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     const h = await byHand(now);
 
     // By default a deployment live less than a day is not compared: both are.
-    const strict = await forecastAccuracyDistribution(deps, actorOf('default'), window);
+    const strict = await forecastAccuracyDistribution(deps, readerActor('default'), window);
     expect(strict).toMatchObject({
       deployments: 2,
       compared: 0,
@@ -198,7 +188,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     expect(strict.histogram.reduce((s, b) => s + b.count, 0)).toBe(0);
 
     // Asked to include short observations, both are compared; only the projected one has a ratio (the other projected 0 and saw 0).
-    const loose = await forecastAccuracyDistribution(deps, actorOf('default'), { ...window, minObservedDays: 0 });
+    const loose = await forecastAccuracyDistribution(deps, readerActor('default'), { ...window, minObservedDays: 0 });
     expect(loose).toMatchObject({ deployments: 2, compared: 2, excluded: { no_projection: 0, no_observation: 0, short_observation: 0 }, reasons: [] });
     expect(loose.abs_log_error.count).toBe(1);
     expect(loose.abs_log_error.median!).toBeCloseTo(Math.abs(Math.log(h.ratio)), 3);
@@ -213,7 +203,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     expect(loose.histogram.reduce((s, b) => s + b.count, 0)).toBe(2);
 
     // A window that ends before either went live has none.
-    const before = await forecastAccuracyDistribution(deps, actorOf('default'), { from: new Date(h.d.activatedAt!.getTime() - 3 * DAY_S * 1000), to: h.d.createdAt });
+    const before = await forecastAccuracyDistribution(deps, readerActor('default'), { from: new Date(h.d.activatedAt!.getTime() - 3 * DAY_S * 1000), to: h.d.createdAt });
     expect(before.deployments).toBe(0);
   });
 
@@ -225,7 +215,7 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
       .set({ impact: sql`${approvals.impact} #- '{targets,0,alerts_per_day}'` })
       .where(and(eq(approvals.id, approvalId), eq(approvals.tenantId, 'default')));
     const now = new Date();
-    const [f] = await deploymentForecasts({ database: svc.database, now: () => now }, actorOf('default'), { ruleId: PROJECTED_RULE });
+    const [f] = await deploymentForecasts({ database: svc.database, now: () => now }, readerActor('default'), { ruleId: PROJECTED_RULE });
     const h = await byHand(now);
     // The rate it published (2 decimals) is what it is compared against.
     expect(f!.projection!.alerts_per_day).toBe(Math.round(h.projected * 100) / 100);

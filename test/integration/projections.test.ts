@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { replays, targets } from '../../db/schema';
 import { poissonInterval } from '../../lib/poisson-interval';
-import { createCiKey, createReviewerKey, processRule, startTestService, type TestService, until } from '../support/harness';
+import { createCiKey, createReviewerKey, processRule, startTestService, type TestService, until, setLocalCostModel } from '../support/harness';
 
 const RULE_ID = '9f0e0000-0000-4000-8000-00000000a11e';
 const ruleText = processRule(RULE_ID, { title: 'Projected tool', image: '\\projected.exe' });
@@ -38,11 +38,7 @@ describe('projections carry their sample, a 95% interval on alerts/day, and low_
   beforeAll(async () => {
     svc = await startTestService();
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: ruleText } })).status).toBe(201);
-    const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
-    const put = await svc.request('PUT', '/api/v1/settings/targets/local', {
-      body: { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: COST_MODEL },
-    });
-    expect(put.status).toBe(200);
+    expect((await setLocalCostModel(svc, COST_MODEL)).status).toBe(200);
     const ingest = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
       body: DATA.map((d) => d.line).join('\n'),
       headers: { 'content-type': 'application/x-ndjson' },

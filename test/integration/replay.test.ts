@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { alerts, deployments, replays, targets } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 import { KIND, RULE_ID as RULE_ID_ATTR, STATUS } from '../../workflows/contracts';
-import { createTenant, startTestService, type TestService, until } from '../support/harness';
+import { createTenant, startTestService, type TestService, until, setLocalCostModel } from '../support/harness';
 
 const RULE_ID = 'a1e0c0de-0000-4000-8000-000000000001';
 // Two fields, so a past false positive is recognised by (Image, CommandLine), not by Image alone.
@@ -67,11 +67,7 @@ describe('replay (POST /rules/replay, GET /replays/{id})', () => {
   beforeAll(async () => {
     svc = await startTestService();
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: ruleText } })).status).toBe(201);
-    const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
-    const put = await svc.request('PUT', '/api/v1/settings/targets/local', {
-      body: { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: COST_MODEL },
-    });
-    expect(put.status).toBe(200);
+    expect((await setLocalCostModel(svc, COST_MODEL)).status).toBe(200);
     const ingest = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
       body: DATA.map((d) => d.line).join('\n'),
       headers: { 'content-type': 'application/x-ndjson' },

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { count, eq } from 'drizzle-orm';
 import { alerts, shadowRuns } from '../../db/schema';
-import { createTenant, processRule, startTestService, type TestService, until } from '../support/harness';
+import { createTenant, processRule, startTestService, type TestService, until, setLocalCostModel } from '../support/harness';
 
 const RULE_ID = '5aad0000-0000-4000-8000-000000000001';
 const ruleText = processRule(RULE_ID, { title: 'Shadowed tool', level: 'medium', image: '\\shadowy.exe' });
@@ -15,11 +15,7 @@ describe('shadow evaluation (POST /rules/shadow, GET /shadows/{id})', () => {
   beforeAll(async () => {
     svc = await startTestService();
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: ruleText } })).status).toBe(201);
-    const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
-    const put = await svc.request('PUT', '/api/v1/settings/targets/local', {
-      body: { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: COST_MODEL },
-    });
-    expect(put.status).toBe(200);
+    expect((await setLocalCostModel(svc, COST_MODEL)).status).toBe(200);
   });
   afterAll(() => svc.close());
 

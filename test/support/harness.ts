@@ -8,6 +8,7 @@ import { deployments } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { openDatabase, type Database } from '../../db/client';
 import { ensureBootstrap } from '../../domain/tenants/tenant-service';
+import type { Actor } from '../../domain/tenants/actor';
 import { startApi, type RunningApi } from '../../api/server';
 import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';
@@ -359,3 +360,22 @@ export async function detectEverySecond(svc: TestService): Promise<void> {
   const put = await svc.request('PUT', '/api/v1/settings/targets/local', { body: target });
   if (put.status !== 200) throw new Error(`setting the detection interval failed: ${put.status} ${put.text}`);
 }
+
+/** Sets the built-in `local` target's cost model through the settings API, keeping its other settings; answers the PUT. */
+export async function setLocalCostModel(svc: TestService, costModel: Record<string, unknown>) {
+  const local = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
+  return svc.request('PUT', '/api/v1/settings/targets/local', {
+    body: { name: local.name, kind: local.kind, environment: local.environment, connection: local.connection, cost_model: costModel },
+  });
+}
+
+/** An actor that reads (`rules:read`) a tenant's data, in the given environments (null: all): for calling domain reports directly. */
+export const readerActor = (tenantId: string, environments: string[] | null = null): Actor => ({
+  tokenId: '00000000-0000-4000-8000-000000000000',
+  tenantId,
+  tier: 'enterprise',
+  permissions: new Set(['rules:read']),
+  environments,
+  principal: 'test',
+  expiresAt: null,
+});
