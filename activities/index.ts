@@ -13,6 +13,7 @@ import { createReplayActivities } from './replay';
 import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
 import { createHealthActivities } from './health';
+import { withSiemFailures } from './siem-failures';
 
 export type ActivityDeps = {
   db: Db;
@@ -26,7 +27,8 @@ export type ActivityDeps = {
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  // A remote SIEM's failures become Temporal's (permanent, or retried after its Retry-After) in one place.
+  return withSiemFailures({
     ...createDeploymentActivities(deps),
     ...createNotificationActivities(deps),
     ...createDetectionActivities(deps),
@@ -37,7 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createShadowActivities(deps),
     ...createRollbackPlanActivities(deps),
     ...createHealthActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -3,7 +3,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { replays, targets } from '../db/schema';
 import type { RunStatus } from '../domain/statuses';
-import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import type { SiemAdapters } from '../siem/adapters';
+import { targetAdapter } from '../domain/rules/rule-compilation';
 import { withHeartbeat } from './heartbeat';
 import { replayFigures, type ChunkFigures } from '../domain/runs/replay-figures';
 import { estimateNoise, falsePositiveEvents, NOISE_SAMPLE_EVENTS, ruleFields, type NoiseEstimate } from '../domain/runs/replay-noise';
@@ -27,20 +28,20 @@ export type ReplayTotals = {
 export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   async function loadReplay(replayId: string) {
     const [row] = await db
-      .select({ r: replays, kind: targets.kind, targetName: targets.name, costModel: targets.costModel })
+      .select({ r: replays, kind: targets.kind, targetName: targets.name, connection: targets.connection, costModel: targets.costModel })
       .from(replays)
       .innerJoin(targets, eq(targets.id, replays.targetId))
       .where(eq(replays.id, replayId));
     if (!row) throw ApplicationFailure.nonRetryable(`No replay ${replayId}`, 'ReplayNotFound');
-    return row;
+    return { ...row, target: { id: row.r.targetId, name: row.targetName, kind: row.kind, connection: row.connection } };
   }
 
   return {
     /** Splits the replay's window into chunks of about `chunkEvents` events (whole UTC hours). */
     async planReplay({ replayId }: { replayId: string }): Promise<Array<{ from: string; to: string; events: number }>> {
-      const { r, kind } = await loadReplay(replayId);
-      compileStoredRun(siem, r, kind); // a rule that cannot run fails the replay before any work
-      const chunks = await adapterFor(siem, kind).planChunks(r.tenantId, r.targetId, { from: r.windowFrom, to: r.windowTo }, r.chunkEvents);
+      const { r, target } = await loadReplay(replayId);
+      compileStoredRun(siem, r, target); // a rule that cannot run fails the replay before any work
+      const chunks = await targetAdapter(siem, target).planChunks(r.tenantId, r.targetId, { from: r.windowFrom, to: r.windowTo }, r.chunkEvents);
       return chunks.map((c) => ({ from: c.from.toISOString(), to: c.to.toISOString(), events: c.events }));
     },
 
@@ -54,9 +55,9 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
       const ctx = Context.current();
       const counted = await withHeartbeat(
         async () => {
-          const { r, kind } = await loadReplay(replayId);
-          const rule = compileStoredRun(siem, r, kind);
-          return adapterFor(siem, kind).count(r.tenantId, r.targetId, rule, { from: new Date(from), to: new Date(to) });
+          const { r, target } = await loadReplay(replayId);
+          const rule = compileStoredRun(siem, r, target);
+          return targetAdapter(siem, target).count(r.tenantId, r.targetId, rule, { from: new Date(from), to: new Date(to) });
         },
         { index, phase: 'counting' },
       );
@@ -76,13 +77,13 @@ export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapter
     async assessReplayNoise({ replayId, until }: { replayId: string; until: string }): Promise<NoiseEstimate> {
       // Heartbeats while it searches the processed window, which can take as long as a chunk.
       return withHeartbeat(async () => {
-        const { r, kind } = await loadReplay(replayId);
-        const rule = compileStoredRun(siem, r, kind);
+        const { r, target } = await loadReplay(replayId);
+        const rule = compileStoredRun(siem, r, target);
         const fields = ruleFields(r.ruleContent);
         const window = { from: r.windowFrom, to: new Date(until) };
         const found =
           window.to.getTime() > window.from.getTime()
-            ? await adapterFor(siem, kind).search(r.tenantId, r.targetId, rule, window, { limit: NOISE_SAMPLE_EVENTS })
+            ? await targetAdapter(siem, target).search(r.tenantId, r.targetId, rule, window, { limit: NOISE_SAMPLE_EVENTS })
             : { events: [], matched: 0 };
         const fps = await falsePositiveEvents(db, r.tenantId, r.ruleId);
         return estimateNoise(found.events, found.matched, fields, fps);

@@ -3,7 +3,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { shadowRuns, targets } from '../db/schema';
 import type { RunStatus } from '../domain/statuses';
-import { adapterFor, type SiemAdapters } from '../siem/adapters';
+import type { SiemAdapters } from '../siem/adapters';
+import { targetAdapter } from '../domain/rules/rule-compilation';
 import { round } from '../domain/runs/rounding';
 import { shadowFigures, type ShadowState } from '../domain/runs/shadow-figures';
 import { compileStoredRun } from '../domain/runs/stored-run-rule';
@@ -16,21 +17,20 @@ export type ShadowSlice = { cursor: number; scanned: number; matched: number; by
 export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   async function loadShadow(shadowId: string) {
     const [row] = await db
-      .select({ s: shadowRuns, kind: targets.kind, costModel: targets.costModel })
+      .select({ s: shadowRuns, kind: targets.kind, name: targets.name, connection: targets.connection, costModel: targets.costModel })
       .from(shadowRuns)
       .innerJoin(targets, eq(targets.id, shadowRuns.targetId))
       .where(eq(shadowRuns.id, shadowId));
     if (!row) throw ApplicationFailure.nonRetryable(`No shadow evaluation ${shadowId}`, 'ShadowNotFound');
-    if (row.kind !== 'local') throw ApplicationFailure.nonRetryable(`Shadow evaluation needs live data; targets of kind ${row.kind} have none here`, 'UnsupportedTargetKind');
-    return row;
+    return { ...row, target: { id: row.s.targetId, name: row.name, kind: row.kind, connection: row.connection } };
   }
 
   return {
     /** Where the shadow starts reading: the target's cursor now, so only events sent to it from now on count. */
     async beginShadow({ shadowId }: { shadowId: string }): Promise<{ cursor: number }> {
-      const { s, kind } = await loadShadow(shadowId);
-      compileStoredRun(siem, s, kind);
-      return { cursor: await adapterFor(siem, kind).latestCursor(s.tenantId, s.targetId) };
+      const { s, target } = await loadShadow(shadowId);
+      compileStoredRun(siem, s, target);
+      return { cursor: await targetAdapter(siem, target).latestCursor(s.tenantId, s.targetId) };
     },
 
     /**
@@ -38,10 +38,10 @@ export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapter
      * written). Read-only, so a retry after a crash evaluates the same slice again with the same answer.
      */
     async shadowSlice({ shadowId, cursor }: { shadowId: string; cursor: number }): Promise<ShadowSlice> {
-      const { s, kind } = await loadShadow(shadowId);
-      const rule = compileStoredRun(siem, s, kind);
+      const { s, target } = await loadShadow(shadowId);
+      const rule = compileStoredRun(siem, s, target);
       const t0 = performance.now();
-      const found = await adapterFor(siem, kind).evaluateSince(s.tenantId, s.targetId, rule, cursor, { limit: 0 });
+      const found = await targetAdapter(siem, target).evaluateSince(s.tenantId, s.targetId, rule, cursor, { limit: 0 });
       return { cursor: found.cursor, scanned: found.scanned, matched: found.matched, bytesScanned: found.bytesScanned, durationMs: round(performance.now() - t0, 3) };
     },
 

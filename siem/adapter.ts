@@ -227,6 +227,25 @@ export interface FieldPresenceResult {
 }
 
 /**
+ * One object on a target under detflow's naming scheme, as the target has it now: what drift
+ * detection compares with the deployments detflow recorded.
+ */
+export interface TargetObject {
+  /** The object's name on the target (saved search, detection rule, analytics rule). */
+  readonly name: string;
+  /** The rule the object is named after, when the name follows the naming scheme. */
+  readonly ruleId: string | null;
+  /** The deployment the object says it is (its marker), or null when it carries none. */
+  readonly deploymentId: string | null;
+  readonly version: number | null;
+  /** The query the object runs now. */
+  readonly query: string;
+  /** Whether the query is still the one detflow wrote (its hash matches the marker). */
+  readonly queryUnchanged: boolean;
+  readonly enabled: boolean;
+}
+
+/**
  * One target kind, as activities see it. Every call on events names the tenant and the target
  * (the service's target id, stable across renames): an event belongs to the target it was sent to,
  * and a count, search, replay plan or live evaluation reads that target's events only.
@@ -254,6 +273,9 @@ export interface SiemAdapter<TRule = unknown> {
   undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult>;
   /** The tenant's active deployments on one target, or on all its targets of this kind when `targetId` is left out. */
   listDeployed(tenantId: string, targetId?: string): Promise<DeployedRule[]>;
+
+  /** Every object on the target under detflow's naming scheme, deployed by detflow or not (drift detection). */
+  inventory(tenantId: string, targetId: string): Promise<TargetObject[]>;
 
   alertStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<AlertStats>;
   runStats(tenantId: string, ruleId: string, window: TimeWindow): Promise<RunStats>;

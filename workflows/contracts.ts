@@ -86,6 +86,10 @@ export const workflowIds = {
 export const FailureType = {
   RuleDoesNotCompile: 'RuleDoesNotCompile',
   UnsupportedTargetKind: 'UnsupportedTargetKind',
+  /** A remote target's stored settings its kind refuses (or credentials that no longer open). */
+  TargetMisconfigured: 'TargetMisconfigured',
+  /** A remote SIEM refused the credentials (401/403) or the request itself (400/409/422): retrying cannot help. */
+  SiemRefused: 'SiemRefused',
   DeploymentNotFound: 'DeploymentNotFound',
   ReplayNotFound: 'ReplayNotFound',
   ShadowNotFound: 'ShadowNotFound',

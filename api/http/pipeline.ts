@@ -10,7 +10,8 @@ import type { TokenCache } from '../auth/token-cache';
 import { auditSubject } from '../audit/audit-recorder';
 import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
-import { AppError, PROBLEM_BASE, problemOf, malformedJson, payloadTooLarge, tooManyRequests, unauthorized, unsupportedMediaType, type Problem } from './problem';
+import { isSiemRequestError } from '../../siem/remote/errors';
+import { AppError, PROBLEM_BASE, problemOf, siemProblem, malformedJson, payloadTooLarge, tooManyRequests, unauthorized, unsupportedMediaType, type Problem } from './problem';
 import { Refusal, invalidRequest, notFound, unavailable } from '../../domain/errors';
 
 declare module 'express-serve-static-core' {
@@ -115,6 +116,7 @@ const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (err instanceof Refusal) return problemOf(err);
+  if (isSiemRequestError(err)) return siemProblem(err);
   // Temporal not answering is a temporary condition of ours, not a bug: 503 and when to retry.
   const grpc = err instanceof ServiceError ? err.cause : err;
   if (isGrpcServiceError(grpc) && TEMPORAL_UNAVAILABLE.has(grpc.code)) {

@@ -1,3 +1,4 @@
+import type { SiemRequestError } from '../../siem/remote/errors';
 import { z } from 'zod';
 import { openapi } from './zod-openapi';
 import type { FieldError, Refusal, RefusalKind } from '../../domain/errors';
@@ -49,6 +50,27 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new AppError(429, 'rate-limited', 'Too many requests', detail, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
+
+/**
+ * A remote SIEM's failure as the answer: its own refusal of the request is the client's to fix
+ * (422, the vendor's message); refused credentials or a broken answer are a bad gateway (502); a
+ * SIEM that is throttling, down or slow is temporary (503, with its Retry-After when it gave one).
+ */
+export function siemProblem(err: SiemRequestError): AppError {
+  switch (err.failure) {
+    case 'rejected':
+      return new AppError(422, 'siem-rejected', 'Rejected by the SIEM', err.message);
+    case 'auth':
+    case 'forbidden':
+      return new AppError(502, 'siem-credentials-refused', 'The SIEM refused the credentials', `${err.message}; check the target's credentials and their permissions`);
+    case 'not_found':
+      return new AppError(502, 'siem-error', 'The SIEM answered with an error', err.message);
+    default:
+      return new AppError(503, 'siem-unavailable', 'The SIEM is unavailable', `${err.message}; retry later`, {
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil((err.details.retryAfterMs ?? 5000) / 1000))) },
+      });
+  }
+}
 
 /** The status and title each kind of refusal answers with. */
 const REFUSALS: Record<RefusalKind, { status: number; title: string }> = {

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { adapterFor, type SiemAdapters } from '../../siem/adapters';
-import { compileRuleForTarget } from '../rules/rule-compilation';
+import type { SiemAdapters } from '../../siem/adapters';
+import { compileRuleForTarget, targetAdapter } from '../rules/rule-compilation';
 import { sameRuleOnTarget } from './deployment-scope';
 import { deployments, ruleVersions, targets } from '../../db/schema';
 import { FailureType } from '../../workflows/contracts';
@@ -14,7 +14,7 @@ export type DeploymentPlan = {
   ruleId: string;
   version: number;
   content: string;
-  target: { id: string; name: string; kind: string; environment: string };
+  target: { id: string; name: string; kind: string; environment: string; connection: Record<string, unknown> };
 };
 
 // Terminal states are never overwritten by a late or retried activity.
@@ -65,6 +65,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
         targetName: targets.name,
         targetKind: targets.kind,
         environment: targets.environment,
+        connection: targets.connection,
       })
       .from(deployments)
       .innerJoin(targets, eq(targets.id, deployments.targetId))
@@ -80,7 +81,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       ruleId: row.ruleId,
       version: row.version,
       content: row.content,
-      target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment },
+      target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment, connection: row.connection },
     };
   }
 
@@ -93,8 +94,8 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       // The plan carries the tenant: one query on the path every deployment takes.
       const plan = await loadDeploymentPlan({ deploymentId });
       await refuseIfOvertaken(db, deploymentId);
-      const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target.kind);
-      const adapter = adapterFor(siem, plan.target.kind);
+      const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target);
+      const adapter = targetAdapter(siem, plan.target);
       const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, targetId: plan.target.id, rule });
       return { query: rule.query, changed: result.changed };
     },
@@ -117,7 +118,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
           FailureType.LiveVersionChanged,
         );
       }
-      await adapterFor(siem, plan.target.kind).undeploy(plan.tenantId, deploymentId);
+      await targetAdapter(siem, plan.target).undeploy(plan.tenantId, deploymentId);
       await db
         .update(deployments)
         .set({ status: 'rolled_back', error: reason, updatedAt: sql`now()`, endedAt: sql`now()` })

@@ -3,8 +3,8 @@ import type { Db } from '../../db/client';
 import { deployments, ruleVersions, targets, type TargetCostModel } from '../../db/schema';
 import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { ruleTextDiff } from '../../sigma';
-import { adapterFor, type SiemAdapters } from '../../siem/adapters';
-import { compileRuleForTarget } from '../rules/rule-compilation';
+import type { SiemAdapters } from '../../siem/adapters';
+import { compileRuleForTarget, targetAdapter } from '../rules/rule-compilation';
 import { projectAlertRate, type AlertRateProjection, type AlertsPerDay } from '../runs/alert-rate-projection';
 
 /** How much of a target's recent data a projection replays. */
@@ -99,9 +99,9 @@ export async function computeImpactSummary(
   for (const targetId of input.targetIds) {
     const [target] = await db.select().from(targets).where(eq(targets.id, targetId));
     if (!target) throw new Error(`No target ${targetId}`);
-    const adapter = adapterFor(siem, target.kind);
+    const adapter = targetAdapter(siem, target);
     const project = async (content: string, version: number) => {
-      const compiled = compileRuleForTarget(siem, content, input.ruleId, version, target.kind);
+      const compiled = compileRuleForTarget(siem, content, input.ruleId, version, target);
       return adapter.count(input.tenantId, target.id, compiled, window);
     };
     // The replay (the local store) and the live-version lookup (the database) do not depend on

@@ -6,8 +6,8 @@ import { storableJson } from '../../lib/storable-text';
 import { cursorAfterRun, detectionModeOf, type DetectionMode } from './detection-run';
 import { alertsAllowedToOpen, budgetVerdict, budgetWindowStart, type DemotionRecord } from './noise-budget-policy';
 import type { CursorEvent, LiveEvaluationResult } from '../../siem/adapter';
-import { adapterFor, type SiemAdapters } from '../../siem/adapters';
-import { compileRuleForTarget } from '../rules/rule-compilation';
+import type { SiemAdapters } from '../../siem/adapters';
+import { compileRuleForTarget, targetAdapter } from '../rules/rule-compilation';
 import { FailureType } from '../../workflows/contracts';
 import { FINAL_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { noMetrics, type DomainMetrics } from '../metrics';
@@ -231,8 +231,9 @@ async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key:
   if (targetKind !== 'local') return { outcome: idle(`${targetKind} targets run their own detection`), fresh: true };
 
   // Evaluate.
-  const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetKind);
-  const target = adapterFor(siem, targetKind);
+  const targetRef = { id: d.targetId, name: targetName, kind: targetKind };
+  const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetRef);
+  const target = targetAdapter(siem, targetRef);
   const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId, d.targetId)), startedAt, t0, activityKey: key };
   let found: LiveEvaluationResult;
   try {

@@ -30,7 +30,7 @@ export async function watchDeploymentHealth(deps: HealthWatchDeps, { deploymentI
   const { db } = deps;
   const now = deps.now();
   const [row] = await db
-    .select({ d: deployments, target: targets.name, targetKind: targets.kind })
+    .select({ d: deployments, target: targets.name, targetKind: targets.kind, targetConnection: targets.connection })
     .from(deployments)
     .innerJoin(targets, eq(targets.id, deployments.targetId))
     .where(eq(deployments.id, deploymentId));
@@ -55,7 +55,7 @@ export async function watchDeploymentHealth(deps: HealthWatchDeps, { deploymentI
     { db, siem: deps.siem },
     d.tenantId,
     d.ruleId,
-    [{ version: d.version, target: row.target, targetId: d.targetId, targetKind: row.targetKind }],
+    [{ version: d.version, target: row.target, targetId: d.targetId, targetKind: row.targetKind, targetConnection: row.targetConnection }],
     t,
     now,
   );

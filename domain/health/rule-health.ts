@@ -3,7 +3,7 @@ import type { Db } from '../../db/client';
 import { deploymentForecasts, type DeploymentForecast } from './forecast-accuracy';
 import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { MissingCapability } from '../../siem/adapter';
-import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
+import { adapterFor, TargetMisconfigured, UnsupportedTargetKind } from '../../siem/adapters';
 import type { DomainDeps } from '../deps';
 import { notFound } from '../errors';
 import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
@@ -31,6 +31,8 @@ export type DeploymentInScope = {
   target: string;
   targetId: string;
   targetKind: string;
+  /** The target's stored connection settings (credentials sealed), for reaching it. */
+  targetConnection: Record<string, unknown>;
   maxAlertsPerDay: number | null;
   activatedAt: Date | null;
   endedAt: Date | null;
@@ -163,18 +165,19 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
   const all: DeploymentInScope[] = targetIds.length
     ? (
         await db
-          .select({ d: deployments, target: targets.name, targetKind: targets.kind })
+          .select({ d: deployments, target: targets.name, targetKind: targets.kind, targetConnection: targets.connection })
           .from(deployments)
           .innerJoin(targets, eq(targets.id, deployments.targetId))
           .where(and(eq(deployments.tenantId, actor.tenantId), eq(deployments.ruleId, ruleId), inArray(deployments.targetId, targetIds)))
           .orderBy(deployments.createdAt)
-      ).map(({ d, target, targetKind }) => ({
+      ).map(({ d, target, targetKind, targetConnection }) => ({
         id: d.id,
         version: d.version,
         status: d.status,
         target,
         targetId: d.targetId,
         targetKind,
+        targetConnection,
         maxAlertsPerDay: d.noiseBudget?.max_alerts_per_day ?? null,
         activatedAt: d.activatedAt,
         endedAt: d.endedAt,
@@ -264,7 +267,7 @@ export async function dataQualityOf(
   deps: { db: Db; siem: DomainDeps['siem'] },
   tenantId: string,
   ruleId: string,
-  live: readonly Pick<DeploymentInScope, 'version' | 'target' | 'targetId' | 'targetKind'>[],
+  live: readonly Pick<DeploymentInScope, 'version' | 'target' | 'targetId' | 'targetKind' | 'targetConnection'>[],
   thresholds: HealthThresholds,
   now: Date,
 ): Promise<RuleHealth['dataQuality']> {
@@ -285,9 +288,9 @@ export async function dataQualityOf(
     }
     let adapter;
     try {
-      adapter = adapterFor(deps.siem, d.targetKind);
+      adapter = adapterFor(deps.siem, { id: d.targetId, name: d.target, kind: d.targetKind, connection: d.targetConnection });
     } catch (err) {
-      if (!(err instanceof UnsupportedTargetKind)) throw err;
+      if (!(err instanceof UnsupportedTargetKind) && !(err instanceof TargetMisconfigured)) throw err;
       logsources.push(unknownQuality(d.target, needs.logsource, needs.fields, err.message));
       continue;
     }

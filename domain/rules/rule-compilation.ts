@@ -1,21 +1,16 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseRule, isSigmaError } from '../../sigma';
 import type { CompiledRule } from '../../siem/adapter';
-import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
+import { adapterFor, TargetMisconfigured, UnsupportedTargetKind, type SiemAdapters, type TargetRef } from '../../siem/adapters';
 import { FailureType } from '../../workflows/contracts';
 
 /**
  * A stored rule version compiled for a target through its adapter. A rule that does not compile is
  * a permanent failure (retrying cannot fix it), named so workflows can report it.
  */
-export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId: string, version: number, kind: string): CompiledRule {
-  let adapter;
-  try {
-    adapter = adapterFor(siem, kind);
-  } catch (err) {
-    if (err instanceof UnsupportedTargetKind) throw ApplicationFailure.nonRetryable(err.message, FailureType.UnsupportedTargetKind);
-    throw err;
-  }
+export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId: string, version: number, target: TargetRef): CompiledRule {
+  const adapter = targetAdapter(siem, target);
+  const kind = target.kind;
   let rule;
   try {
     rule = parseRule(content);
@@ -36,4 +31,18 @@ export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId
     title: rule.title,
     ...(rule.level ? { level: rule.level } : {}),
   };
+}
+
+/**
+ * A target's adapter inside a run: a kind without an adapter, or settings the kind refuses, are
+ * permanent failures (retrying cannot fix them), named so workflows report them.
+ */
+export function targetAdapter(siem: SiemAdapters, target: TargetRef) {
+  try {
+    return adapterFor(siem, target);
+  } catch (err) {
+    if (err instanceof UnsupportedTargetKind) throw ApplicationFailure.nonRetryable(err.message, FailureType.UnsupportedTargetKind);
+    if (err instanceof TargetMisconfigured) throw ApplicationFailure.nonRetryable(err.message, FailureType.TargetMisconfigured);
+    throw err;
+  }
 }

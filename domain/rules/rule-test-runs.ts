@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { ruleTestRuns, ruleVersions, targets } from '../../db/schema';
-import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
+import { adapterForRequest } from '../targets/target-adapter';
 import { EventStoreQueryError } from '../../siem/local/duckdb';
 import type { DomainDeps } from '../deps';
 import { invalidRequest, notFound, resourceLimit } from '../errors';
@@ -43,13 +43,7 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
     .from(targets)
     .where(and(eq(targets.tenantId, actor.tenantId), eq(targets.name, request.targetName)));
   if (!target) throw notFound(`No target ${request.targetName} in this tenant`);
-  let adapter;
-  try {
-    adapter = adapterFor(deps.siem, target.kind);
-  } catch (err) {
-    if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/body/target', message: 'tests run on local targets for now' }]);
-    throw err;
-  }
+  const adapter = adapterForRequest(deps.siem, target, '/body/target');
   const { main } = documentsOf(stored.content, ruleId);
   const fixtures = readFixtures(request.fixtures, main);
   let report;

@@ -53,7 +53,7 @@ export async function startReplay(deps: DomainDeps, auth: Actor, request: Replay
   const { temporal } = deps;
   const now = deps.now ?? (() => new Date());
   const target = await resolveRunTarget(db, deps.siem, auth, request.target);
-  const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target.kind);
+  const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target);
   const window = replayWindow(request.window, now(), limitsOf(auth).replayWindowDays, auth.tier);
   const replayId = request.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'replay', request.idempotencyKey, request.requestBody) : crypto.randomUUID();
   const workflowId = workflowIds.replay(auth.tenantId, rule.ruleId, target.name, replayId);

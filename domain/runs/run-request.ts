@@ -2,7 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { ruleVersions, targets } from '../../db/schema';
 import { isSigmaError, parseRule } from '../../sigma';
-import { adapterFor, UnsupportedTargetKind, type SiemAdapters } from '../../siem/adapters';
+import type { SiemAdapters, TargetRef } from '../../siem/adapters';
+import { adapterForRequest } from '../targets/target-adapter';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { insufficientScope, invalidRequest, notFound } from '../errors';
 import { checkRuleSize } from '../tenants/resource-limits';
@@ -14,7 +15,8 @@ export type RunRule = { ruleId: string; version: number | null; content: string 
 export type RunRuleChoice = { rule_id?: string | undefined; version?: number | undefined; rule?: string | undefined };
 
 /** The rule of a replay or shadow: a stored version of the tenant's, or the inline text (parsed and compiled here, so a bad rule is a 400, not a failed run). */
-export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: RunRuleChoice, kind: string): Promise<RunRule> {
+export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, body: RunRuleChoice, target: TargetRef): Promise<RunRule> {
+  const kind = target.kind;
   if ((body.rule_id === undefined) === (body.rule === undefined)) {
     throw invalidRequest('Give either rule_id (a stored rule) or rule (an inline Sigma rule)', [
       { pointer: body.rule === undefined ? '/body/rule_id' : '/body/rule', message: 'exactly one of rule_id and rule' },
@@ -53,7 +55,7 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, bo
     if (!isSigmaError(err)) throw err;
     throw invalidRequest(`The rule does not parse: ${err.format()}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: err.message }]);
   }
-  const compiled = adapterFor(siem, kind).compile(parsed);
+  const compiled = adapterForRequest(siem, target, '/body/target').compile(parsed);
   if (!compiled.ok) {
     throw invalidRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [
       { pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: 'does not compile for the target' },
@@ -70,11 +72,6 @@ export async function resolveRunTarget(db: Db, siem: SiemAdapters, auth: Actor, 
     .where(and(eq(targets.tenantId, auth.tenantId), eq(targets.name, name)));
   if (!target) throw notFound(`No target ${name} in this tenant`);
   if (!mayUseEnvironment(auth, target.environment)) throw insufficientScope(`This token may not act on environment ${target.environment} (target ${name})`);
-  try {
-    adapterFor(siem, target.kind);
-  } catch (err) {
-    if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
-    throw err;
-  }
+  adapterForRequest(siem, target, '/body/target');
   return target;
 }

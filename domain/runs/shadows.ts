@@ -56,7 +56,7 @@ export async function startShadow(deps: DomainDeps, auth: Actor, request: Shadow
     throw invalidRequest(`Shadow evaluation reads live data from local targets only; ${request.target} is ${target.kind}`, [
       { pointer: '/body/target', message: 'unsupported target kind' },
     ]);
-  const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target.kind);
+  const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target);
   const { durationMs, intervalMs } = shadowTiming(request.duration, request.interval);
 
   const shadowId = request.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'shadow', request.idempotencyKey, request.requestBody) : crypto.randomUUID();

@@ -1,7 +1,6 @@
 import type { DomainDeps } from '../deps';
 import { conflict, invalidRequest } from '../errors';
 import type { Actor } from '../tenants/actor';
-import { adapterFor, UnsupportedTargetKind } from '../../siem/adapters';
 import type { IngestOptions, IngestResult, IngestSource } from '../../siem/local/event-store';
 import { findTarget, type TargetRow } from './targets';
 
@@ -27,11 +26,11 @@ export type EventIntake = { target: TargetRow; options: IngestOptions };
  */
 export async function openEventIntake(deps: DomainDeps, auth: Actor, request: EventIntakeRequest): Promise<EventIntake> {
   const target = await findTarget(deps.database.db, auth, request.target);
-  try {
-    adapterFor(deps.siem, target.kind);
-  } catch (err) {
-    if (err instanceof UnsupportedTargetKind) throw invalidRequest(err.message, [{ pointer: '/query/target', message: 'events can be sent to local targets only' }]);
-    throw err;
+  if (target.kind !== 'local') {
+    // A remote SIEM ingests its own events; detflow searches them there.
+    throw invalidRequest(`Target ${target.name} is a ${target.kind} target: it ingests its own events, and detflow searches them there; send events to a local target`, [
+      { pointer: '/query/target', message: 'events can be sent to local targets only' },
+    ]);
   }
   // The process's SIEM adapters say whether it holds the local kind's events: an API running apart
   // from the worker (the scaled topology) does not, and events stored there would be lost to detection.

@@ -1,16 +1,12 @@
 import type { SecretBox } from '../../config/secret-box';
+import { isCredentialKey } from '../../siem/remote/credentials';
 
-/** Keys of `connection` that hold credentials: sealed at rest, never returned. */
-const SECRET_KEYS = /^(token|password|api_key|apikey|client_secret|secret|hec_token|shared_key)$/i;
+export { isCredentialKey };
 
 /** What a credential is shown as; sent back unchanged, it keeps the stored credential. */
 export const MASKED_CREDENTIAL = '********';
 
 export type ConnectionSettings = Record<string, string | number | boolean>;
-
-export function isCredentialKey(key: string): boolean {
-  return SECRET_KEYS.test(key);
-}
 
 /** The connection with its credentials sealed by the secret box, for storing. */
 export function sealConnection(secrets: SecretBox, connection: ConnectionSettings, previous: Record<string, unknown> = {}): Record<string, unknown> {

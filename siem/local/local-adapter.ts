@@ -14,6 +14,7 @@ import {
   type LiveEvaluationResult,
   type RunStats,
   type SiemAdapter,
+  type TargetObject,
   type TimeWindow,
   type UndeployResult,
   type WindowChunk,
@@ -133,6 +134,23 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
 
   async listDeployed(tenantId: string, targetId?: string): Promise<DeployedRule[]> {
     return (await this.deployments.listActive(tenantId, targetId)).map(({ detectionCursor: _cursor, ...d }) => d);
+  }
+
+  /**
+   * The local target's active deployments, each named by its rule id. Its queries are the ones
+   * detflow wrote (nothing else edits the store), so drift here is a deployment that is missing,
+   * extra, or a different version from the one the service's records say is live.
+   */
+  async inventory(tenantId: string, targetId: string): Promise<TargetObject[]> {
+    return (await this.deployments.listActive(tenantId, targetId)).map((d) => ({
+      name: d.ruleId,
+      ruleId: d.ruleId,
+      deploymentId: d.deploymentId,
+      version: d.version,
+      query: d.query,
+      queryUnchanged: true,
+      enabled: true,
+    }));
   }
 
   alertStats(_tenantId: string, _ruleId: string, _window: TimeWindow): Promise<AlertStats> {

@@ -1,0 +1,4 @@
+import type { RemoteKind, RemoteTargetKind } from './remote/remote-kind';
+
+/** The remote target kinds this version can reach, each in its own folder. */
+export const REMOTE_KINDS: Partial<Record<RemoteTargetKind, RemoteKind>> = {};
