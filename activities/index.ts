@@ -13,6 +13,7 @@ import { createReplayActivities } from './replay';
 import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
 import { createHealthActivities } from './health';
+import { createDriftActivities } from './drift';
 import { withSiemFailures } from './siem-failures';
 
 export type ActivityDeps = {
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createShadowActivities(deps),
     ...createRollbackPlanActivities(deps),
     ...createHealthActivities(deps),
+    ...createDriftActivities(deps),
   });
 }
 

@@ -31,6 +31,32 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
 }
 
 /**
+ * The drift check of every target with something deployed, every `minutes`. Created once; a
+ * changed interval is applied to the existing schedule, so restarting with a new setting takes effect.
+ */
+export async function ensureDriftSchedule(temporal: TemporalDeps, minutes: number): Promise<void> {
+  const spec = { intervals: [{ every: `${minutes} minutes` }] };
+  try {
+    await temporal.client.schedule.create({
+      scheduleId: workflowIds.driftSchedule,
+      spec,
+      action: {
+        type: 'startWorkflow',
+        workflowType: WorkflowType.DriftCheck,
+        args: [{}],
+        taskQueue: temporal.taskQueue,
+        workflowId: workflowIds.driftSchedule,
+        typedSearchAttributes: [{ key: KIND, value: 'drift' }],
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await temporal.client.schedule.getHandle(workflowIds.driftSchedule).update((s) => ({ ...s, spec }));
+  }
+}
+
+/**
  * Scheduled detection runs as one Temporal Schedule per active deployment on a local target, at the
  * target's detection interval; overlapping runs are skipped, so a slow run never piles up.
  */

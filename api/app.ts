@@ -1,3 +1,4 @@
+import { driftRoutes } from './drift/drift.routes';
 import express, { type Request, type Response } from 'express';
 import type { ApiDeps } from './context';
 import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
@@ -62,6 +63,7 @@ export function buildApp(given: ApiDeps): App {
     ...approvalRoutes(deps),
     ...rollbackRoutes(deps),
     ...promoteRoutes(deps),
+    ...driftRoutes(deps),
     ...runRoutes(deps),
     ...apiKeyRoutes(deps, tokenCache),
     ...tenantRoutes(deps, tokenCache),

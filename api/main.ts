@@ -25,7 +25,7 @@ async function main() {
   const secrets = SecretBox.fromConfig(config);
   // The worker holds the local kind's events (its DuckDB file belongs to one process): this API's
   // in-memory store serves rule tests' fixtures, and refuses events rather than lose them.
-  const siem = await openSiemAdapters({ dataDir: undefined, acceptsLocalEvents: false });
+  const siem = await openSiemAdapters({ dataDir: undefined, acceptsLocalEvents: false, openSecret: (sealed) => secrets.open(sealed) });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });

@@ -38,6 +38,7 @@ const envSchema = z.object({
   DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
   DETFLOW_METRICS_TOKEN: optionalString,
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
+  DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   DETFLOW_TEMPORAL_METRICS_ADDRESS: optionalString.pipe(
     z
       .string()
@@ -75,6 +76,8 @@ export type AppConfig = {
   workerMetricsPort: number | undefined;
   /** `host:port` where the Temporal SDK serves its own worker metrics (Prometheus); off when unset. */
   temporalMetricsAddress: string | undefined;
+  /** How often the scheduled drift check compares every target with what detflow deployed there. */
+  driftCheckMinutes: number;
 };
 
 export class ConfigError extends Error {
@@ -112,5 +115,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     metricsToken: e.DETFLOW_METRICS_TOKEN,
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
+    driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
   };
 }

@@ -3,7 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import { createActivities } from '../activities';
-import { ensureRetentionSchedule } from '../activities/schedules';
+import { ensureDriftSchedule, ensureRetentionSchedule } from '../activities/schedules';
 import type { SecretBox } from '../config/secret-box';
 import type { SiemAdapters } from '../siem/adapters';
 import type { DomainMetrics } from '../domain/metrics';
@@ -20,6 +20,8 @@ export type WorkerWiring = {
   client: Client;
   /** Where the activities count what happens (the process's metrics); nothing is counted without it. */
   metrics?: DomainMetrics;
+  /** How often the scheduled drift check runs (DETFLOW_DRIFT_CHECK_MINUTES). */
+  driftCheckMinutes?: number;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -44,6 +46,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
     await ensureRetentionSchedule({ client: wiring.client, taskQueue: wiring.taskQueue });
+    await ensureDriftSchedule({ client: wiring.client, taskQueue: wiring.taskQueue }, wiring.driftCheckMinutes ?? 15);
     return { worker, connection };
   } catch (err) {
     await connection.close();

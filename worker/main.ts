@@ -25,7 +25,7 @@ async function main() {
   installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress });
   const secrets = SecretBox.fromConfig(config);
   const metrics = createServiceMetrics();
-  const siem = await openSiemAdapters({ dataDir: config.dataDir });
+  const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const adopted = await adoptUntargetedEvents(database.db, siem);
@@ -42,6 +42,7 @@ async function main() {
     siem,
     client,
     metrics,
+    driftCheckMinutes: config.driftCheckMinutes,
   });
   // This worker's own metrics (detection runs, alerts, webhook deliveries), when a port is given.
   const metricsServer =

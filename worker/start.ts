@@ -63,7 +63,7 @@ async function main() {
     const secrets = SecretBox.fromConfig(config);
     // One registry for the process: the worker's activities and the API count into it, /metrics shows all.
     const metrics = createServiceMetrics();
-    const siem = await openSiemAdapters({ dataDir: config.dataDir });
+    const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
     stops.push(() => siem.close());
     const database = await openDatabase(databaseOptionsFromConfig(config));
     stops.push(() => database.close());
@@ -86,6 +86,7 @@ async function main() {
       siem,
       client,
       metrics,
+      driftCheckMinutes: config.driftCheckMinutes,
     });
     const workerDone = worker.run();
     stops.push(async () => {

@@ -34,7 +34,7 @@ export function rollbackSearchAttributes(input: { tenantId: string; ruleId: stri
 }
 
 /** The values of `DetflowKind`. */
-export type RunKind = 'deploy' | 'approval' | 'replay' | 'shadow' | 'rollback' | 'notify' | 'detect' | 'retention';
+export type RunKind = 'deploy' | 'approval' | 'replay' | 'shadow' | 'rollback' | 'notify' | 'detect' | 'retention' | 'drift';
 
 // ── Workflow types ──────────────────────────────────────────────────────────────────────────────
 
@@ -47,6 +47,8 @@ export const WorkflowType = {
   Notify: 'Notify',
   DetectionRun: 'DetectionRun',
   ApplyRetention: 'ApplyRetention',
+  DriftCheck: 'DriftCheck',
+  RestoreDeployment: 'RestoreDeployment',
 } as const;
 
 /**
@@ -75,6 +77,12 @@ export const workflowIds = {
   /** The schedule (and the id of each run it starts) of a deployment's scheduled detection. */
   detectionSchedule: (tenantId: string, deploymentId: string) => `detect/${tenantId}/${deploymentId}`,
   retentionSchedule: 'retention/daily',
+  /** The scheduled drift check of every target with something deployed. */
+  driftSchedule: 'drift/scheduled',
+  /** A drift check of one target asked for through the API. */
+  driftCheck: (tenantId: string, targetId: string, requestId: string) => `drift/${tenantId}/${targetId}/${requestId}`,
+  /** A live deployment put back on its target as detflow deployed it. */
+  restore: (tenantId: string, deploymentId: string, requestId: string) => `restore/${tenantId}/${deploymentId}/${requestId}`,
 } as const;
 
 // ── Failure types ───────────────────────────────────────────────────────────────────────────────

@@ -5,3 +5,5 @@ export { DetectionRun } from './detection-run';
 export { Rollback } from './rollback';
 export { ApplyRetention } from './retention';
 export { Replay, ShadowEvaluation } from './replay';
+export { DriftCheck } from './drift-check';
+export { RestoreDeployment } from './restore-deployment';

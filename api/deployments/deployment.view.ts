@@ -15,6 +15,7 @@ export function deploymentView(temporal: ApiDeps['temporal'], record: Deployment
     approval_required: d.approvalRequired,
     noise_budget: d.noiseBudget ?? null,
     demotion: record.demotion,
+    drift: record.drift,
     requested_by: d.requestedBy,
     requested_by_principal: d.requestedByPrincipal,
     error: d.error,

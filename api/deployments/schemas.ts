@@ -1,3 +1,4 @@
+import { Drift } from '../drift/schemas';
 import { z } from 'zod';
 import { openapi } from '../http/zod-openapi';
 import { DURATION, isoDurationField } from '../http/iso-duration';
@@ -90,6 +91,7 @@ export const Deployment = openapi(
     approval_required: z.boolean(),
     noise_budget: NoiseBudget.nullable(),
     demotion: Demotion.nullable().describe('The last demotion by the noise budget (and its promotion back), when there was one'),
+    drift: z.array(Drift).describe('How the target departs from this deployment now, as the last drift check found (empty when in step)'),
     requested_by: z.string().nullable(),
     requested_by_principal: z.string().nullable().describe('The person the requesting token acts for; null when the service requested it (a budget rollback)'),
     error: z.string().nullable(),

@@ -84,6 +84,7 @@ export function ruleHealthView(h: RuleHealth, duration: string) {
       max_alerts_per_day: d.maxAlertsPerDay,
     })),
     forecasts: h.forecasts,
+    drift: h.drift,
   };
 }
 

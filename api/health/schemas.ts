@@ -1,3 +1,4 @@
+import { Drift } from '../drift/schemas';
 import { z } from 'zod';
 import { DeploymentForecast } from './forecast.schemas';
 import { openapi } from '../http/zod-openapi';
@@ -97,6 +98,9 @@ export const RuleHealth = openapi(
       .describe(
         "Forecast accuracy of each deployment live in the window or now: the alerts/day its change's impact summary projected against what detection observed since it went live",
       ),
+    drift: z
+      .array(Drift.extend({ target: z.string() }))
+      .describe("Open drift of the rule's objects on the targets in scope: what runs there is not what detflow deployed (health is at best degraded while it lasts)"),
   }),
   'RuleHealth',
 );

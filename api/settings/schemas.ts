@@ -145,7 +145,12 @@ export const TargetBody = openapi(
       name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -'),
       kind: z.enum(['local', 'splunk', 'elastic', 'sentinel']),
       environment: z.string().min(1).max(63),
-      connection: z.record(z.string().max(100), z.union([z.string().max(4096), z.number(), z.boolean()])).default({}),
+      connection: z
+        .record(z.string().max(100), z.union([z.string().max(32_768), z.number(), z.boolean()]))
+        .default({})
+        .describe(
+          'The kind\'s settings: addresses, credentials (sealed at rest, shown as "********"; send that back to keep one), index/workspace, `ca_bundle` (PEM). See the README\'s section on each SIEM',
+        ),
       detection_interval: detectionInterval.default('PT5M'),
       cost_model: CostModel,
     })

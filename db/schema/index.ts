@@ -13,3 +13,4 @@ export * from './detection';
 export * from './runs';
 export * from './health';
 export * from './alert-rollups';
+export * from './drift';

@@ -28,6 +28,7 @@ export const WEBHOOK_EVENTS = [
   'shadow.completed',
   'noise_budget.exceeded',
   'rule.health_degraded',
+  'deployment.drifted',
   'webhook.test',
 ] as const;
 

@@ -39,6 +39,8 @@ export const targets = pgTable(
     detectionInterval: text('detection_interval').notNull().default('PT5M'),
     costModel: jsonb('cost_model').$type<TargetCostModel>().notNull(),
     builtIn: boolean('built_in').notNull().default(false),
+    /** When the last drift check of this target completed; null until one has. */
+    driftCheckedAt: tstz('drift_checked_at'),
     createdAt: createdAt(),
     updatedAt: tstz('updated_at').notNull().defaultNow(),
   },

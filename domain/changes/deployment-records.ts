@@ -14,7 +14,7 @@ export type DeploymentPlan = {
   ruleId: string;
   version: number;
   content: string;
-  target: { id: string; name: string; kind: string; environment: string; connection: Record<string, unknown> };
+  target: { id: string; name: string; kind: string; environment: string };
 };
 
 // Terminal states are never overwritten by a late or retried activity.
@@ -53,8 +53,15 @@ async function refuseIfOvertaken(q: Pick<Db, 'select'>, deploymentId: string): P
  * every operation is idempotent, so the activities over it can be retried.
  */
 export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) {
-  /** Reads what a deployment will put on its target: the rule version's text and the target. */
+  /** What a deployment will put on its target, as workflows see it (the target's settings stay out of their histories). */
   async function loadDeploymentPlan({ deploymentId }: { deploymentId: string }): Promise<DeploymentPlan> {
+    const { target, ...plan } = await loadPlanWithConnection(deploymentId);
+    const { connection: _settings, ...shown } = target;
+    return { ...plan, target: shown };
+  }
+
+  /** Reads what a deployment will put on its target: the rule version's text and the target, with its stored connection settings. */
+  async function loadPlanWithConnection(deploymentId: string): Promise<DeploymentPlan & { target: { connection: Record<string, unknown> } }> {
     const [row] = await db
       .select({
         tenantId: deployments.tenantId,
@@ -92,7 +99,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
      */
     async deployToTarget({ deploymentId }: { deploymentId: string }): Promise<{ query: string; changed: boolean }> {
       // The plan carries the tenant: one query on the path every deployment takes.
-      const plan = await loadDeploymentPlan({ deploymentId });
+      const plan = await loadPlanWithConnection(deploymentId);
       await refuseIfOvertaken(db, deploymentId);
       const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target);
       const adapter = targetAdapter(siem, plan.target);
@@ -107,7 +114,7 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
      * undeploys it, then the record ends as rolled back with the reason. Both steps are idempotent.
      */
     async retireDeployment({ deploymentId, reason }: { deploymentId: string; reason: string }): Promise<void> {
-      const plan = await loadDeploymentPlan({ deploymentId });
+      const plan = await loadPlanWithConnection(deploymentId);
       const [me] = await db.select({ status: deployments.status, error: deployments.error }).from(deployments).where(eq(deployments.id, deploymentId));
       if (me!.status === 'rolled_back' && me!.error === reason) return; // an earlier attempt retired it
       if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(me!.status)) {

@@ -6,6 +6,8 @@ import type { DomainDeps } from '../deps';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
 import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';
 import { inActorEnvironments } from '../tenants/scope';
+import { openDriftOf } from '../drift/drift-queries';
+import { driftView, type DriftView } from '../drift/drift-view';
 import type { Actor } from '../tenants/actor';
 
 /** A deployment as people read it: the record, its target, its approval and its last demotion. */
@@ -16,6 +18,8 @@ export type DeploymentRecord = {
   approvalId: string | null;
   /** The demotion with what the rule matched in shadow since: what it would have raised. */
   demotion: (Demotion & { shadow_runs: number; shadow_matches: number }) | null;
+  /** Open drift of the target from this deployment. */
+  drift: DriftView[];
 };
 
 export async function readDeployment(db: Db, tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
@@ -32,6 +36,7 @@ export async function readDeployment(db: Db, tenantId: string, id: string): Prom
     environment: row.environment,
     approvalId: row.approvalId,
     demotion: await demotionWithShadowFigures(db, row.d.id, row.d.demotion),
+    drift: (await openDriftOf(db, { tenantId, deploymentId: row.d.id })).map(driftView),
   };
 }
 

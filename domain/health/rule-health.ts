@@ -3,6 +3,8 @@ import type { Db } from '../../db/client';
 import { deploymentForecasts, type DeploymentForecast } from './forecast-accuracy';
 import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { MissingCapability } from '../../siem/adapter';
+import { openDriftOf } from '../drift/drift-queries';
+import { driftView, type DriftView } from '../drift/drift-view';
 import { adapterFor, TargetMisconfigured, UnsupportedTargetKind } from '../../siem/adapters';
 import type { DomainDeps } from '../deps';
 import { notFound } from '../errors';
@@ -56,6 +58,8 @@ export type RuleHealth = {
   deployments: DeploymentInScope[];
   /** Each deployment live in the window (or live now): the alerts/day its change projected against what detection observed. */
   forecasts: DeploymentForecast[];
+  /** Open drift of the rule's objects on the targets in scope (domain/drift/). */
+  drift: Array<DriftView & { target: string }>;
 };
 
 /** Figures of one window, the same for the window asked and the one before it. */
@@ -214,10 +218,13 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     q.windowMs / DAY_MS,
   );
 
-  const [dataQuality, everyForecast] = await Promise.all([
+  const [dataQuality, everyForecast, openDrift] = await Promise.all([
     dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now),
     deploymentForecasts(deps, actor, { ruleId, target: q.target }),
+    openDriftOf(db, { tenantId: actor.tenantId, ruleId, targetIds }),
   ]);
+  const targetNames = new Map(scopedTargets.map((t) => [t.id, t.name]));
+  const drift = openDrift.map((r) => ({ ...driftView(r), target: targetNames.get(r.targetId) ?? r.targetId }));
   const forecasts = everyForecast.filter((f) => inWindow.some((d) => d.id === f.deployment_id) || live.some((d) => d.id === f.deployment_id));
 
   const reasons: string[] = [];
@@ -231,6 +238,9 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     for (const l of dataQuality.logsources) if (l.reason && l.status !== 'ok') reasons.push(l.reason);
     if (status === 'unknown' && reasons.length === 0) reasons.push('no figure of the window could be graded');
   }
+  // What runs on a target that drifted is not what was reviewed: never `ok` while it lasts.
+  for (const d of drift) reasons.push(`drift on ${d.target}: ${d.detail}`);
+  if (drift.length > 0 && (status === 'ok' || status === 'unknown')) status = 'degraded';
 
   return {
     ruleId,
@@ -255,6 +265,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     },
     deployments: live,
     forecasts,
+    drift,
   };
 }
 

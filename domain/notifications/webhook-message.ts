@@ -41,6 +41,8 @@ export function summarize(event: WebhookEvent, data: Record<string, unknown>): s
       return `:loud_sound: Noise budget exceeded by ${rule}${target}: ${str(data.alerts)} alerts against a budget of ${str(data.budget)}/day${data.on_exceed ? ` (${str(data.on_exceed)})` : ''}`;
     case 'rule.health_degraded':
       return `:warning: Health of ${rule}${target} is *${str(data.status)}*${Array.isArray(data.reasons) && data.reasons.length ? `: ${data.reasons.map(str).join('; ')}` : ''}`;
+    case 'deployment.drifted':
+      return `:construction: Drift on ${str(data.target)}: ${str(data.object)} is *${str(data.kind)}* — ${str(data.detail)}`;
     case 'webhook.test':
       return ':wave: Test notification from detflow';
   }

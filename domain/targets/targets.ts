@@ -5,7 +5,8 @@ import { deployments, targets, type TargetCostModel } from '../../db/schema';
 import { conflict, insufficientScope, invalidRequest, notFound } from '../errors';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { environmentsExist } from '../tenants/tenant-service';
-import { sealConnection, type ConnectionSettings } from './target-connection';
+import { MASKED_CREDENTIAL, isCredentialKey, sealConnection, type ConnectionSettings } from './target-connection';
+import { remoteKind } from '../../siem/adapters';
 
 export type TargetRow = typeof targets.$inferSelect;
 
@@ -19,6 +20,23 @@ export type TargetSettings = {
   detectionInterval: string;
   costModel: TargetCostModel;
 };
+
+/**
+ * Refuses connection settings the target's kind cannot work with, each at its own pointer, before
+ * anything is stored. A credential sent back masked keeps the stored one (`hasStored`), so it is
+ * checked as present.
+ */
+function checkConnection(kind: string, connection: ConnectionSettings, hasStored: (key: string) => boolean = () => false): void {
+  const remote = remoteKind(kind);
+  if (!remote) return;
+  const probe = Object.fromEntries(Object.entries(connection).map(([k, v]) => [k, isCredentialKey(k) && v === MASKED_CREDENTIAL && hasStored(k) ? 'stored-credential' : v]));
+  const parsed = remote.connection.safeParse(probe);
+  if (parsed.success) return;
+  throw invalidRequest(
+    `The connection settings do not suit a ${kind} target: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'connection'}: ${i.message}`).join('; ')}`,
+    parsed.error.issues.map((i) => ({ pointer: `/body/connection${i.path.length ? `/${i.path.join('/')}` : ''}`, message: i.message })),
+  );
+}
 
 async function checkEnvironment(db: Db, auth: Actor, environment: string) {
   if ((await environmentsExist(db, auth.tenantId, [environment])).length) {
@@ -46,6 +64,7 @@ export async function findTarget(db: Db, auth: Actor, name: string): Promise<Tar
 
 export async function createTarget(deps: DomainDeps, auth: Actor, settings: TargetSettings): Promise<TargetRow> {
   const { db } = deps.database;
+  checkConnection(settings.kind, settings.connection);
   await checkEnvironment(db, auth, settings.environment);
   const inserted = await db
     .insert(targets)
@@ -69,6 +88,7 @@ export async function replaceTarget(deps: DomainDeps, auth: Actor, name: string,
   const { db } = deps.database;
   const row = await findTarget(db, auth, name);
   if (settings.name !== row.name || settings.kind !== row.kind) throw conflict('A target keeps its name and kind; create a new target instead');
+  checkConnection(settings.kind, settings.connection, (key) => typeof row.connection[key] === 'string');
   await checkEnvironment(db, auth, settings.environment);
   const [updated] = await db
     .update(targets)

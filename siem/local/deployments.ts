@@ -74,7 +74,14 @@ export class DeploymentRegistry {
               `deployment ${deploymentId} already exists for rule ${d.ruleId} v${d.version} of tenant ${d.tenantId} on target ${d.targetId}; it cannot be reused for rule ${rule.ruleId} v${rule.version} on target ${targetId}`,
             );
           }
-          return { changed: false, deployment: d, superseded: null };
+          if (d.state === 'active') return { changed: false, deployment: d, superseded: null };
+          // Deploying an id that was taken off (out of band, or by an undeploy the service did not
+          // record) puts it back: that is how a drifted deployment is restored.
+          const other = (await this.find(con, `tenant_id = $1 AND target_id = $2 AND rule_id = $3 AND state = 'active'`, [tenantId, targetId, rule.ruleId]))[0];
+          if (other) await exec(con, `UPDATE deployed_rules SET state = 'superseded', ended_at = $2::TIMESTAMP WHERE deployment_id = $1`, [other.deploymentId, iso(now)]);
+          await exec(con, `UPDATE deployed_rules SET state = 'active', ended_at = NULL WHERE deployment_id = $1`, [deploymentId]);
+          const deployment = (await this.find(con, `deployment_id = $1`, [deploymentId]))[0]!;
+          return { changed: true, deployment, superseded: other?.deploymentId ?? null };
         }
         const active = (await this.find(con, `tenant_id = $1 AND target_id = $2 AND rule_id = $3 AND state = 'active'`, [tenantId, targetId, rule.ruleId]))[0];
         if (active && active.version === rule.version && active.query === rule.query) return { changed: false, deployment: active, superseded: null };

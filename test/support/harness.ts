@@ -142,7 +142,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
   const token = (await ensureBootstrap(database.db, { tier: 'enterprise', token: undefined }))!;
   const taskQueue = `test-${crypto.randomUUID()}`;
   const secrets = SecretBox.fromPassphrase(`test-${taskQueue}`);
-  const siem = await openSiemAdapters({ dataDir: undefined });
+  const siem = await openSiemAdapters({ dataDir: undefined, openSecret: (sealed) => secrets.open(sealed) });
   const client = await connectClient(address, 'default');
   // One registry for the service, as in `npm start`: the worker and the API count into it.
   const metrics = createServiceMetrics();
