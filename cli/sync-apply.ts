@@ -77,6 +77,27 @@ async function deployItem(client: ApiClient, plan: Plan, item: PlanItem, options
   return applied(item, { outcome: 'started', version, deployment_id: started.id, approval_id: approvalId });
 }
 
+/** A restore: the live deployment put back on the target as detflow deployed it (the run ends before the answer). */
+async function restoreItem(client: ApiClient, plan: Plan, item: PlanItem, progress: Progress): Promise<Applied> {
+  const live = item.deployed!;
+  try {
+    const restored = (await client.request<DeploymentView>('POST', `/deployments/${live.id}/restore`)).body;
+    const left = restored.drift ?? [];
+    progress(`restored  ${item.ruleId} v${live.version} on ${plan.target}${left.length ? `; still drifted: ${left.map((d) => d.kind).join(', ')}` : ''}\n`);
+    return applied(item, {
+      outcome: left.length ? 'failed' : 'done',
+      version: live.version,
+      deployment_id: live.id,
+      status: restored.status,
+      reason: left.length ? left.map((d) => d.detail).join('; ') : null,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError) || !(err.status === 409 || err.status === 503 || isContentRejection(err))) throw err;
+    progress(`refused   restore of ${item.ruleId} on ${plan.target}: ${reasonOf(err)}\n`);
+    return applied(item, { outcome: 'failed', version: live.version, deployment_id: live.id, reason: reasonOf(err) });
+  }
+}
+
 /** A delete: the rule taken off the target whatever versions it had before (`remove: true`). */
 async function deleteItem(client: ApiClient, plan: Plan, item: PlanItem, reason: string, progress: Progress): Promise<Applied> {
   const live = item.deployed!;
@@ -148,6 +169,8 @@ async function settleOrTimeOut(client: ApiClient, plan: Plan, a: Applied, deadli
 export async function applyPlan(client: ApiClient, plan: Plan, options: ApplyOptions, progress: Progress): Promise<Applied[]> {
   const results: Applied[] = [];
   for (const item of plan.items.filter((i) => i.action === 'create' || i.action === 'update')) results.push(await deployItem(client, plan, item, options, progress));
+
+  for (const item of plan.items.filter((i) => i.action === 'restore')) results.push(await restoreItem(client, plan, item, progress));
 
   const refused = results.filter((r) => r.outcome === 'failed').length;
   for (const item of plan.items.filter((i) => i.action === 'delete')) {

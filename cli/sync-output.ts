@@ -16,6 +16,8 @@ function itemHead(i: PlanItem): string {
       return `${verb('create')}${i.ruleId} ${versionLabel(i)} from ${i.file}: ${i.title}`;
     case 'update':
       return `${verb('update')}${i.ruleId} ${liveLabel(i.deployed!)} → ${versionLabel(i)} from ${i.file}: ${i.title}`;
+    case 'restore':
+      return `${verb('restore')}${i.ruleId} ${liveLabel(i.deployed!)} from ${i.file}: the target drifted from it; apply puts it back as deployed`;
     case 'delete':
       return `${verb('delete')}${i.ruleId} ${liveLabel(i.deployed!)}: ${i.title}`;
     case 'unchanged':
@@ -29,6 +31,7 @@ function itemText(i: PlanItem): string[] {
     // Approved later, an older request would replace what this sync deploys: the reviewer should know.
     ...i.otherInFlight.map((d) => `${INDENT}note: ${refLabel(d)}; once it completes, it replaces this`),
     ...i.lintErrors.map((f) => `${INDENT}${findingLine(i.file!, f)}`),
+    ...i.drift.map((d) => `${INDENT}drift: ${d.kind}: ${d.detail}`),
   ];
   // A repository of hundreds of rules would bury its changes under the unchanged ones; JSON lists them all.
   // A demoted one stays in view: deployed as the folder says, but raising no alert.
@@ -44,7 +47,8 @@ function itemText(i: PlanItem): string[] {
 
 export function planSummary(plan: Plan): string {
   const c = countsOf(plan);
-  return `Plan: ${c.create} to create, ${c.update} to update, ${c.delete} to delete, ${c.unchanged} unchanged`;
+  // Restores show only when there is drift to undo: the usual line stays as CI logs know it.
+  return `Plan: ${c.create} to create, ${c.update} to update, ${c.restore ? `${c.restore} to restore, ` : ''}${c.delete} to delete, ${c.unchanged} unchanged`;
 }
 
 export function problemsText(problems: readonly FolderProblem[]): string {
@@ -53,7 +57,7 @@ export function problemsText(problems: readonly FolderProblem[]): string {
 
 /** The plan for a person: each change with its diff, then the summary line and what it means. */
 export function planText(plan: Plan, applying: boolean): string {
-  const lines = plan.items.flatMap(itemText);
+  const lines = [...plan.items.flatMap(itemText), ...plan.unmanaged.map((d) => `${verb('unmanaged')}${d.object}: ${d.detail} (left as it is)`)];
   const withLint = plan.items.filter((i) => i.lintErrors.length > 0).length;
   const why = [...(plan.problems.length ? [`${plan.problems.length} file(s) refused`] : []), ...(withLint ? [`${withLint} rule(s) with lint errors for ${plan.target}`] : [])];
   const tail = isInvalid(plan)
@@ -87,6 +91,8 @@ export function planJson(plan: Plan) {
       joining: i.joining,
       other_in_flight: i.otherInFlight,
       lint_errors: i.lintErrors,
+      drift: i.drift,
     })),
+    unmanaged: plan.unmanaged,
   };
 }

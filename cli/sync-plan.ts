@@ -4,10 +4,11 @@ import type { ApiClient } from './api-client';
 import { mapConcurrent } from './concurrency';
 import { lintThroughApi } from './lint';
 import type { FolderProblem, FolderRule } from './sync-folder';
-import { CONCURRENT_REQUESTS, readRegistry, readTargetState, readVersion, type TargetState } from './sync-state';
-import type { DeploymentView } from './wait';
+import { CONCURRENT_REQUESTS, readRegistry, readTargetState, readUnmanaged, readVersion, type TargetState } from './sync-state';
+import type { DeploymentView, DriftItem } from './wait';
 
-export type PlanAction = 'create' | 'update' | 'delete' | 'unchanged';
+/** `restore`: the folder and the registry agree, but the target drifted from the live version (edited, disabled or deleted in the SIEM). */
+export type PlanAction = 'create' | 'update' | 'restore' | 'delete' | 'unchanged';
 
 /** A deployment the plan refers to, in the words the API uses. */
 export type DeploymentRef = { id: string; version: number; status: string; approval_id: string | null };
@@ -32,11 +33,14 @@ export type PlanItem = {
   otherInFlight: DeploymentRef[];
   /** Lint errors for the target, which stop an apply. */
   lintErrors: LintFinding[];
+  /** How the target departs from the live deployment (a `restore` puts it back). */
+  drift: DriftItem[];
 };
 
-export type Plan = { target: string; dir: string; items: PlanItem[]; problems: FolderProblem[] };
+/** `unmanaged`: objects on the target under detflow's naming scheme that no live deployment accounts for (reported, never touched). */
+export type Plan = { target: string; dir: string; items: PlanItem[]; problems: FolderProblem[]; unmanaged: DriftItem[] };
 
-export const ACTIONS: readonly PlanAction[] = ['create', 'update', 'delete', 'unchanged'];
+export const ACTIONS: readonly PlanAction[] = ['create', 'update', 'restore', 'delete', 'unchanged'];
 
 export const countsOf = (plan: Plan): Record<PlanAction, number> =>
   Object.fromEntries(ACTIONS.map((a) => [a, plan.items.filter((i) => i.action === a).length])) as Record<PlanAction, number>;
@@ -60,7 +64,8 @@ function planRule(rule: FolderRule, state: TargetState, versionBySha: Map<string
   const version = versionBySha.get(rule.sha256) ?? null;
   const inFlight = state.inFlight.get(rule.ruleId) ?? [];
   const joining = version === null ? undefined : inFlight.find((d) => d.version === version);
-  const action: PlanAction = !live ? 'create' : live.version === version ? 'unchanged' : 'update';
+  const drift = live?.drift ?? [];
+  const action: PlanAction = !live ? 'create' : live.version !== version ? 'update' : drift.length > 0 ? 'restore' : 'unchanged';
   return {
     action,
     ruleId: rule.ruleId,
@@ -73,6 +78,7 @@ function planRule(rule: FolderRule, state: TargetState, versionBySha: Map<string
     joining: action !== 'unchanged' && joining ? refOf(joining) : null,
     otherInFlight: inFlight.filter((d) => d !== joining).map(refOf),
     lintErrors: [],
+    drift,
   };
 }
 
@@ -84,8 +90,9 @@ function planRule(rule: FolderRule, state: TargetState, versionBySha: Map<string
  * against it: the deployment list of a name that is no target is merely empty.
  */
 export async function buildPlan(client: ApiClient, dir: string, target: string, rules: FolderRule[]): Promise<Plan> {
-  const [state, registry] = await Promise.all([
+  const [state, unmanaged, registry] = await Promise.all([
     readTargetState(client, target),
+    readUnmanaged(client, target),
     readRegistry(
       client,
       rules.map((r) => r.ruleId),
@@ -107,6 +114,7 @@ export async function buildPlan(client: ApiClient, dir: string, target: string, 
       joining: null,
       otherInFlight: (state.inFlight.get(ruleId) ?? []).map(refOf),
       lintErrors: [],
+      drift: live.drift ?? [],
     });
   }
 
@@ -135,5 +143,5 @@ export async function buildPlan(client: ApiClient, dir: string, target: string, 
 
   const order = (i: PlanItem) => ACTIONS.indexOf(i.action);
   items.sort((a, b) => order(a) - order(b) || a.ruleId.localeCompare(b.ruleId));
-  return { target, dir, items, problems };
+  return { target, dir, items, problems, unmanaged };
 }

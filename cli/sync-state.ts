@@ -1,6 +1,6 @@
 import { ApiError, type ApiClient } from './api-client';
 import { mapConcurrent } from './concurrency';
-import type { DeploymentView } from './wait';
+import type { DeploymentView, DriftItem } from './wait';
 
 /**
  * The states in which a rule is on its target, as the API documents them: `active` alerts, `demoted`
@@ -47,6 +47,12 @@ export async function readTargetState(client: ApiClient, target: string): Promis
     }
   }
   return { deployed, inFlight };
+}
+
+/** Objects on the target under detflow's naming scheme that no live deployment accounts for, as the last drift check found them. */
+export async function readUnmanaged(client: ApiClient, target: string): Promise<DriftItem[]> {
+  const report = (await client.request<{ items: DriftItem[] }>('GET', `/settings/targets/${encodeURIComponent(target)}/drift`)).body;
+  return report.items.filter((d) => d.kind === 'unmanaged');
 }
 
 type VersionInfo = { version: number; content_sha256: string; title: string };

@@ -11,7 +11,12 @@ export type DeploymentView = {
   error: string | null;
   workflow_id: string;
   links: { self: string; approval?: string; run?: string };
+  /** How the target departs from this deployment, as the last drift check found it. */
+  drift?: DriftItem[];
 };
+
+/** One departure of a target from what detflow deployed (GET /settings/targets/{name}/drift). */
+export type DriftItem = { kind: string; object: string; rule_id: string | null; deployment_id: string | null; detail: string };
 
 /** The parts of an approval (GET /approvals/{id}) the CLI reports. */
 export type ApprovalView = {

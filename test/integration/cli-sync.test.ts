@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { targets } from '../../db/schema';
 import fs from 'node:fs';
 import path from 'node:path';
 import { run } from '../../cli/main';
@@ -318,6 +321,37 @@ describe('detflow sync (the CLI against the real service)', () => {
       valid: false,
       problems: expect.arrayContaining([{ file: `${dir}/one.yml`, error: `rule id ${id} is also in ${dir}/two.yml` }]),
     });
+  });
+
+  it('offers to restore a live rule the target drifted from, restores it on --apply, and reports objects it did not deploy', async () => {
+    const target = await newTarget('sync-drift');
+    const kept = '5a000000-0000-4000-8000-0000000000d1';
+    await deployed(target, rule(kept, 1, 'Kept'));
+    const dir = folder('drift', { 'kept.yml': rule(kept, 1, 'Kept') });
+    expect((await sync(dir, '--target', target)).code).toBe(0);
+
+    // Out of band: the rule is taken off the target, and an object detflow did not deploy appears under its naming scheme.
+    const [live] = (await svc.request('GET', `/api/v1/deployments?target=${target}&status=active`)).body.items as Array<{ id: string }>;
+    await svc.siem.local.undeploy('default', live!.id);
+    const [row] = await svc.database.db.select().from(targets).where(eq(targets.name, target));
+    const stray = 'c0ffee00-0000-4000-8000-000000000000';
+    await svc.siem.local.deploy({ deploymentId: randomUUID(), tenantId: 'default', targetId: row!.id, rule: { ruleId: stray, version: 1, query: 'false' } });
+    const kinds = (await svc.request('POST', `/api/v1/settings/targets/${target}/drift-check`)).body.items.map((d: { kind: string; rule_id: string }) => [d.kind, d.rule_id]);
+    expect(kinds).toEqual([
+      ['missing', kept],
+      ['unmanaged', stray],
+    ]);
+
+    const plan = await sync(dir, '--target', target);
+    expect(plan.code).toBe(3);
+    expect(plan.stdout).toContain(`restore   ${kept} v1 from ${dir}/kept.yml: the target drifted from it; apply puts it back as deployed\n          drift: missing: `);
+    expect(plan.stdout).toContain(`unmanaged ${stray}: ${stray} follows detflow's naming scheme but no live deployment accounts for it`);
+    expect(plan.stdout).toContain('Plan: 0 to create, 0 to update, 1 to restore, 0 to delete, 0 unchanged\n');
+
+    const applied = await sync(dir, '--target', target, '--apply');
+    expect(applied.stdout).toContain(`restored  ${kept} v1 on ${target}\n`);
+    expect(applied.code).toBe(0);
+    expect((await svc.request('GET', `/api/v1/settings/targets/${target}/drift`)).body.items).toEqual([expect.objectContaining({ kind: 'unmanaged' })]);
   });
 
   it('refuses to apply rules with lint errors for the target, naming them', async () => {
