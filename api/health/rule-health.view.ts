@@ -85,6 +85,7 @@ export function ruleHealthView(h: RuleHealth, duration: string) {
     })),
     forecasts: h.forecasts,
     drift: h.drift,
+    siem: h.siem,
   };
 }
 

@@ -101,6 +101,23 @@ export const RuleHealth = openapi(
     drift: z
       .array(Drift.extend({ target: z.string() }))
       .describe("Open drift of the rule's objects on the targets in scope: what runs there is not what detflow deployed (health is at best degraded while it lasts)"),
+    siem: z
+      .array(
+        z.object({
+          target: z.string(),
+          kind: z.string(),
+          alerts: z.number().int().nullable(),
+          alerts_per_day: z.array(z.object({ day: z.string(), alerts: z.number().int() })),
+          first_alert_at: z.string().nullable(),
+          last_alert_at: z.string().nullable(),
+          runs: z.number().int().nullable(),
+          failed_runs: z.number().int().nullable(),
+          last_run_at: z.string().nullable(),
+          last_error: z.string().nullable(),
+          unavailable: z.string().nullable().describe('Why figures are null: the kind does not report them, or the SIEM could not be asked'),
+        }),
+      )
+      .describe('What each remote SIEM the rule is live on reports itself over the window: its alerts (fired alerts, alerts index, incidents) and its scheduled runs'),
   }),
   'RuleHealth',
 );

@@ -31,16 +31,32 @@ export function compareInventory(input: {
     const objects = input.inventory.filter((o) => o.ruleId === d.ruleId);
     const about = { ruleId: d.ruleId, deploymentId: d.deploymentId };
     if (objects.length === 0) {
-      findings.push({ ...about, kind: 'missing', objectName: input.objectNameOf(d.ruleId), detail: `v${d.version} is live in detflow but the target has no ${input.objectNameOf(d.ruleId)}: it was deleted there` });
+      findings.push({
+        ...about,
+        kind: 'missing',
+        objectName: input.objectNameOf(d.ruleId),
+        detail: `v${d.version} is live in detflow but the target has no ${input.objectNameOf(d.ruleId)}: it was deleted there`,
+      });
       continue;
     }
     for (const o of objects) {
       if (o.deploymentId !== d.deploymentId) {
         const what = o.deploymentId === null ? 'carries no detflow marker' : `is deployment ${o.deploymentId}${o.version !== null ? ` (v${o.version})` : ''}`;
-        findings.push({ ...about, kind: 'other_version', objectName: o.name, detail: `v${d.version} (deployment ${d.deploymentId}) is live in detflow, but ${o.name} on the target ${what}` });
+        findings.push({
+          ...about,
+          kind: 'other_version',
+          objectName: o.name,
+          detail: `v${d.version} (deployment ${d.deploymentId}) is live in detflow, but ${o.name} on the target ${what}`,
+        });
         continue;
       }
-      if (!o.queryUnchanged) findings.push({ ...about, kind: 'edited', objectName: o.name, detail: `the query of ${o.name} was edited on the target; it is not the v${d.version} query detflow deployed` });
+      if (!o.queryUnchanged)
+        findings.push({
+          ...about,
+          kind: 'edited',
+          objectName: o.name,
+          detail: `the query of ${o.name} was edited on the target; it is not the v${d.version} query detflow deployed`,
+        });
       if (!o.enabled) findings.push({ ...about, kind: 'disabled', objectName: o.name, detail: `${o.name} (v${d.version}) is disabled on the target` });
     }
   }

@@ -57,7 +57,18 @@ export async function checkTargetDrift(deps: { db: Db; siem: SiemAdapters; now: 
     for (const f of findings) {
       const [row] = await tx
         .insert(targetDrift)
-        .values({ tenantId: target.tenantId, targetId: target.id, objectName: f.objectName, ruleId: f.ruleId, deploymentId: f.deploymentId, kind: f.kind, detail: f.detail, firstSeenAt: now, lastSeenAt: now, foundBy: input.key })
+        .values({
+          tenantId: target.tenantId,
+          targetId: target.id,
+          objectName: f.objectName,
+          ruleId: f.ruleId,
+          deploymentId: f.deploymentId,
+          kind: f.kind,
+          detail: f.detail,
+          firstSeenAt: now,
+          lastSeenAt: now,
+          foundBy: input.key,
+        })
         .onConflictDoUpdate({
           target: [targetDrift.targetId, targetDrift.objectName, targetDrift.kind],
           targetWhere: sql`${targetDrift.resolvedAt} is null`,

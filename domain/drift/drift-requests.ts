@@ -29,15 +29,17 @@ export async function targetDriftReport(deps: Pick<DomainDeps, 'database'>, acto
  */
 export async function checkTargetDriftNow(deps: DomainDeps, actor: Actor, name: string): Promise<TargetDriftReport> {
   const target = await findTarget(deps.database.db, actor, name);
-  await answerOf(`Target ${target.name} could not be checked`, () => deps.temporal.client.workflow.execute<typeof DriftCheck>(WorkflowType.DriftCheck, {
-    workflowId: workflowIds.driftCheck(actor.tenantId, target.id, randomUUID()),
-    taskQueue: deps.temporal.taskQueue,
-    args: [{ targetId: target.id }],
-    typedSearchAttributes: [
-      { key: TENANT, value: actor.tenantId },
-      { key: KIND, value: 'drift' },
-    ],
-  }));
+  await answerOf(`Target ${target.name} could not be checked`, () =>
+    deps.temporal.client.workflow.execute<typeof DriftCheck>(WorkflowType.DriftCheck, {
+      workflowId: workflowIds.driftCheck(actor.tenantId, target.id, randomUUID()),
+      taskQueue: deps.temporal.taskQueue,
+      args: [{ targetId: target.id }],
+      typedSearchAttributes: [
+        { key: TENANT, value: actor.tenantId },
+        { key: KIND, value: 'drift' },
+      ],
+    }),
+  );
   return targetDriftReport(deps, actor, name);
 }
 
@@ -54,19 +56,22 @@ export async function restoreDeployment(deps: DomainDeps, actor: Actor, id: stri
     .innerJoin(targets, eq(targets.id, deployments.targetId))
     .where(and(eq(deployments.id, id), eq(deployments.tenantId, actor.tenantId)));
   if (!row) throw notFound(`No deployment ${id} in this tenant`);
-  if (!mayUseEnvironment(actor, row.target.environment)) throw insufficientScope(`This token may not act on environment ${row.target.environment} (target ${row.target.name})`);
+  if (!mayUseEnvironment(actor, row.target.environment))
+    throw insufficientScope(`This token may not act on environment ${row.target.environment} (target ${row.target.name})`);
   if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(row.d.status)) {
     throw conflict(`Deployment ${id} is ${row.d.status}; only the live deployment of a rule can be restored on its target`);
   }
-  await answerOf(`Deployment ${id} could not be restored on ${row.target.name}`, () => deps.temporal.client.workflow.execute<typeof RestoreDeployment>(WorkflowType.RestoreDeployment, {
-    workflowId: workflowIds.restore(actor.tenantId, id, randomUUID()),
-    taskQueue: deps.temporal.taskQueue,
-    args: [{ deploymentId: id }],
-    typedSearchAttributes: [
-      { key: TENANT, value: actor.tenantId },
-      { key: KIND, value: 'drift' },
-    ],
-  }));
+  await answerOf(`Deployment ${id} could not be restored on ${row.target.name}`, () =>
+    deps.temporal.client.workflow.execute<typeof RestoreDeployment>(WorkflowType.RestoreDeployment, {
+      workflowId: workflowIds.restore(actor.tenantId, id, randomUUID()),
+      taskQueue: deps.temporal.taskQueue,
+      args: [{ deploymentId: id }],
+      typedSearchAttributes: [
+        { key: TENANT, value: actor.tenantId },
+        { key: KIND, value: 'drift' },
+      ],
+    }),
+  );
   const open = await openDriftOf(db, { tenantId: actor.tenantId, targetIds: [row.target.id] });
   return { deploymentId: id, target: row.target.name, drift: open.filter((o) => o.ruleId === row.d.ruleId).map(driftView) };
 }
@@ -83,7 +88,13 @@ async function answerOf<T>(what: string, run: () => Promise<T>): Promise<T> {
     const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
     if (!(cause instanceof ApplicationFailure)) throw err;
     if (cause.type === 'SiemUnavailable') throw unavailable(`${what}: ${cause.message}`, 30);
-    const refusals: readonly string[] = [FailureType.SiemRefused, FailureType.TargetMisconfigured, FailureType.UnsupportedTargetKind, FailureType.LiveVersionChanged, FailureType.RuleDoesNotCompile];
+    const refusals: readonly string[] = [
+      FailureType.SiemRefused,
+      FailureType.TargetMisconfigured,
+      FailureType.UnsupportedTargetKind,
+      FailureType.LiveVersionChanged,
+      FailureType.RuleDoesNotCompile,
+    ];
     if (cause.type && refusals.includes(cause.type)) throw conflict(`${what}: ${cause.message}`);
     throw err;
   }

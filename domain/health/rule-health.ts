@@ -4,6 +4,7 @@ import { deploymentForecasts, type DeploymentForecast } from './forecast-accurac
 import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
 import { MissingCapability } from '../../siem/adapter';
 import { openDriftOf } from '../drift/drift-queries';
+import { siemStatistics, type SiemStatistics } from './siem-statistics';
 import { driftView, type DriftView } from '../drift/drift-view';
 import { adapterFor, TargetMisconfigured, UnsupportedTargetKind } from '../../siem/adapters';
 import type { DomainDeps } from '../deps';
@@ -60,6 +61,8 @@ export type RuleHealth = {
   forecasts: DeploymentForecast[];
   /** Open drift of the rule's objects on the targets in scope (domain/drift/). */
   drift: Array<DriftView & { target: string }>;
+  /** What each remote SIEM the rule is live on reports of its alerts and runs. */
+  siem: SiemStatistics[];
 };
 
 /** Figures of one window, the same for the window asked and the one before it. */
@@ -218,10 +221,11 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     q.windowMs / DAY_MS,
   );
 
-  const [dataQuality, everyForecast, openDrift] = await Promise.all([
+  const [dataQuality, everyForecast, openDrift, siem] = await Promise.all([
     dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now),
     deploymentForecasts(deps, actor, { ruleId, target: q.target }),
     openDriftOf(db, { tenantId: actor.tenantId, ruleId, targetIds }),
+    siemStatistics(deps.siem, actor.tenantId, ruleId, live, window),
   ]);
   const targetNames = new Map(scopedTargets.map((t) => [t.id, t.name]));
   const drift = openDrift.map((r) => ({ ...driftView(r), target: targetNames.get(r.targetId) ?? r.targetId }));
@@ -266,6 +270,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     deployments: live,
     forecasts,
     drift,
+    siem,
   };
 }
 

@@ -1,0 +1,4 @@
+import type { FakeKind, FakeSiem } from './fake-siem';
+
+/** Each remote kind's fake vendor server, started on loopback (test/fakes/<kind>/). */
+export const FAKES: Partial<Record<FakeKind, () => Promise<FakeSiem>>> = {};
