@@ -415,6 +415,15 @@ describe('failures', () => {
     expect(fake.objects()).toHaveLength(1);
   });
 
+  it('changes nothing on the retry when a deploy was written but its answer was lost', async () => {
+    const a = adapterFor();
+    fake.loseWriteAnswers(1);
+    const request = { deploymentId: DEP1, tenantId: TENANT, targetId: TARGET, rule: compiled() };
+    expect(await a.deploy(request).catch((e: unknown) => e)).toMatchObject({ failure: 'unavailable', details: { status: 500 } });
+    expect(await a.deploy(request)).toMatchObject({ changed: false, superseded: null });
+    expect(fake.writes()).toHaveLength(1);
+  });
+
   it('times out on a slow answer', async () => {
     const a = adapterFor({ timeout_ms: 200 });
     fake.fault({ times: 1, delayMs: 1000 });

@@ -38,6 +38,8 @@ export type FakeSplunk = FakeSiem & {
   recordRuns(name: string, runs: readonly FakeRun[]): void;
   /** Every search job's search text, in order. */
   searches(): string[];
+  /** The next `times` writes are done but answered 500, as if the answer were lost on the way back. */
+  loseWriteAnswers(times: number): void;
 };
 
 function basename(path: string): string {
@@ -158,6 +160,9 @@ export async function startFakeSplunk(options: FakeSplunkOptions = {}): Promise<
     requests: () => [...server.log],
     writes: () => [...server.writeLog],
     searches: () => [...server.searches],
+    loseWriteAnswers(times) {
+      server.lostWriteAnswers += times;
+    },
     close: () => server.close(),
   };
 }

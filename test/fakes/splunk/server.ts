@@ -118,6 +118,8 @@ export class FakeSplunkServer {
   readonly log: RecordedRequest[] = [];
   readonly writeLog: RecordedRequest[] = [];
   credentialsExpired = false;
+  /** Writes that succeed but whose answer is replaced by a 500 (the answer lost on the way back). */
+  lostWriteAnswers = 0;
   /** Every search job's search text, in order (tests read what the adapter sent). */
   readonly searches: string[] = [];
 
@@ -204,8 +206,15 @@ export class FakeSplunkServer {
       }
     }
     const record = { method, path: url.pathname, status };
-    this.log.push(record);
-    if (write && status >= 200 && status < 300) this.writeLog.push(record);
+    if (write && status >= 200 && status < 300) {
+      this.writeLog.push(record);
+      if (this.lostWriteAnswers > 0) {
+        this.lostWriteAnswers--;
+        status = 500;
+        payload = { messages: [{ type: 'ERROR', text: 'Fault injected: the write was done, its answer lost' }] };
+      }
+    }
+    this.log.push({ ...record, status });
     if (res.destroyed) return;
     res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers });
     res.end(JSON.stringify(payload));
