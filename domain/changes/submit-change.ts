@@ -14,6 +14,7 @@ import type { DeployInput } from '../../workflows/change-messages';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
 import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { findRule } from '../rules/registry';
+import { adapterForRequest } from '../targets/target-adapter';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -59,7 +60,9 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     const t = found.find((f) => f.name === name);
     if (!t) throw notFound(`No target ${name} in this tenant`);
     if (!mayUseEnvironment(auth, t.environment)) throw insufficientScope(`This token may not act on environment ${t.environment} (target ${name})`);
-    if (t.kind !== 'local') throw invalidRequest(`Targets of kind ${t.kind} cannot be deployed to yet`, [{ pointer: '/body/target', message: 'unsupported target kind' }]);
+    if (!adapterForRequest(deps.siem, t, '/body/target').capabilities().deploy) {
+      throw invalidRequest(`Targets of kind ${t.kind} cannot be deployed to`, [{ pointer: '/body/target', message: 'no deploy on this kind' }]);
+    }
     return t;
   });
 

@@ -11,6 +11,7 @@ import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from
 import type { Actor } from '../tenants/actor';
 import { queryProgress, readOnce, type WaitForRun } from './run-progress';
 import { RunQuery, RunSignal } from '../../workflows/contracts';
+import { adapterForRequest } from '../targets/target-adapter';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
 import { admitRun, settleEndedRunById } from './run-slots';
 import { shadowTiming } from './shadow-timing';
@@ -52,9 +53,9 @@ export async function startShadow(deps: DomainDeps, auth: Actor, request: Shadow
   const { db } = deps.database;
   const { temporal } = deps;
   const target = await resolveRunTarget(db, deps.siem, auth, request.target);
-  if (target.kind !== 'local')
-    throw invalidRequest(`Shadow evaluation reads live data from local targets only; ${request.target} is ${target.kind}`, [
-      { pointer: '/body/target', message: 'unsupported target kind' },
+  if (!adapterForRequest(deps.siem, target, '/body/target').capabilities().liveEvaluation)
+    throw invalidRequest(`Shadow evaluation reads live data; ${target.kind} targets such as ${request.target} cannot evaluate it`, [
+      { pointer: '/body/target', message: 'no live evaluation on this kind' },
     ]);
   const rule = await resolveRunRule(db, deps.siem, auth, request.rule, target);
   const { durationMs, intervalMs } = shadowTiming(request.duration, request.interval);

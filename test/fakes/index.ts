@@ -1,4 +1,7 @@
 import type { FakeKind, FakeSiem } from './fake-siem';
+import { startFakeSplunk } from './splunk';
 
 /** Each remote kind's fake vendor server, started on loopback (test/fakes/<kind>/). */
-export const FAKES: Partial<Record<FakeKind, () => Promise<FakeSiem>>> = {};
+export const FAKES: Partial<Record<FakeKind, () => Promise<FakeSiem>>> = {
+  splunk: () => startFakeSplunk(),
+};
