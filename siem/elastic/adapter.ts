@@ -135,7 +135,11 @@ export class ElasticAdapter implements RemoteAdapter {
     return fixtures.map((f, i) => {
       const matched = matching.has(i + 1);
       const passed = matched === (f.expect === 'match');
-      const reason = passed ? '' : f.expect === 'match' ? `rule ${rule.ruleId} v${rule.version} did not match this event` : `rule ${rule.ruleId} v${rule.version} matched this event`;
+      const reason = passed
+        ? ''
+        : f.expect === 'match'
+          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
+          : `rule ${rule.ruleId} v${rule.version} matched this event`;
       return { name: f.name, expect: f.expect, matched, passed, reason };
     });
   }

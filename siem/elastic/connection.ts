@@ -21,6 +21,9 @@ const DURATION = /^[1-9]\d*[smhd]$/;
 const LOOKBACK = /^(now-)?[1-9]\d*[smhd]$/;
 
 const LEVELS = ['informational', 'low', 'medium', 'high', 'critical'] as const;
+const RISK_PAIR = `\\s*(?:${LEVELS.join('|')})\\s*=\\s*(?:100|[1-9]?\\d)\\s*`;
+const RISK_PAIRS = new RegExp(`^${RISK_PAIR}(?:,${RISK_PAIR})*$`);
+export type RiskScores = Partial<Record<(typeof LEVELS)[number], number>>;
 
 function url(name: string) {
   return z
@@ -53,8 +56,23 @@ export const elasticConnection = z
       .optional(),
     interval: z.string().regex(DURATION, 'interval must be a duration such as 5m, 1h or 30s').default('5m'),
     lookback: z.string().regex(LOOKBACK, 'lookback must be a duration such as 10m, or now-10m').optional(),
-    /** Kibana risk score (0–100) per Sigma level, overriding the defaults 21/47/73/99. */
-    risk_score_by_level: z.partialRecord(z.enum(LEVELS), z.number().int().min(0).max(100)).optional(),
+    /**
+     * Kibana risk score (0–100) per Sigma level, overriding the defaults 21/47/73/99, as
+     * `level=score` pairs separated by commas (`medium=50,high=80`): target settings hold flat values.
+     */
+    risk_score_by_level: z
+      .string()
+      .regex(RISK_PAIRS, 'risk_score_by_level must be level=score pairs separated by commas (levels informational, low, medium, high, critical; scores 0 to 100)')
+      .transform(
+        (v) =>
+          Object.fromEntries(
+            v
+              .split(',')
+              .map((p) => p.split('=').map((x) => x.trim()))
+              .map(([level, score]) => [level, Number(score)]),
+          ) as RiskScores,
+      )
+      .optional(),
     ca_bundle: z.string().min(1).optional(),
     timeout_ms: z.coerce.number().int().min(100).max(600_000).default(30_000),
     max_concurrency: z.coerce.number().int().min(1).max(64).default(4),

@@ -85,7 +85,12 @@ export class EsClient {
   }
 
   async deleteIndex(index: string): Promise<void> {
-    await this.http.request({ method: 'DELETE', url: `${this.base}/${encodeURIComponent(index)}`, headers: { authorization: this.authorization, accept: 'application/json' }, accept: [404] });
+    await this.http.request({
+      method: 'DELETE',
+      url: `${this.base}/${encodeURIComponent(index)}`,
+      headers: { authorization: this.authorization, accept: 'application/json' },
+      accept: [404],
+    });
   }
 
   async search(index: string, body: Record<string, unknown>): Promise<AlertsSearchAnswer | null> {

@@ -87,8 +87,7 @@ export class KibanaClient {
 
   /** Replaces the rule with this body's `rule_id` (every field not given returns to its default). */
   async updateRule(body: EsqlRuleBody): Promise<KibanaRule> {
-    return (await this.http.json<KibanaRule>({ method: 'PUT', url: `${this.base}/api/detection_engine/rules`, headers: this.headers(true), body: JSON.stringify(body) }))
-      .body;
+    return (await this.http.json<KibanaRule>({ method: 'PUT', url: `${this.base}/api/detection_engine/rules`, headers: this.headers(true), body: JSON.stringify(body) })).body;
   }
 
   async setEnabled(ruleId: string, enabled: boolean): Promise<KibanaRule> {

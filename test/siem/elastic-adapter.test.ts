@@ -7,7 +7,7 @@ import { parseRule } from '../../sigma';
 import { compileForTarget } from '../../sigma/lint/for-target';
 import type { CompiledRule } from '../../siem/adapter';
 import { remoteKind } from '../../siem/adapters';
-import { ElasticAdapter, elasticConnection, elasticKind } from '../../siem/elastic';
+import { type ElasticAdapter, elasticConnection, elasticKind } from '../../siem/elastic';
 import { apiKeyHeader } from '../../siem/elastic/connection';
 import { referencedFields, withMetadata, withSource } from '../../siem/elastic/esql-text';
 import { threatOf } from '../../siem/elastic/rule-body';
@@ -46,14 +46,42 @@ function compiled(file = NON_INTERACTIVE_PS, a: ElasticAdapter = adapter): Compi
   const rule = corpusRule(file);
   const c = a.compile(rule);
   if (!c.ok) throw new Error(JSON.stringify(c.issues));
-  return { ruleId: rule.id!, version: 1, query: c.query, ...(c.logsource ? { logsource: c.logsource } : {}), title: rule.title, ...(rule.level ? { level: rule.level } : {}), tags: rule.tags };
+  return {
+    ruleId: rule.id!,
+    version: 1,
+    query: c.query,
+    ...(c.logsource ? { logsource: c.logsource } : {}),
+    title: rule.title,
+    ...(rule.level ? { level: rule.level } : {}),
+    tags: rule.tags,
+  };
 }
 
 const seed = () =>
   fake.addProcessEvents([
-    { time: new Date(T0 + 1000), image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe', commandLine: 'powershell -enc AAA', parentImage: 'C:\\Windows\\System32\\svchost.exe', user: 'bob', host: 'ws1' },
-    { time: new Date(T0 + 2000), image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe', commandLine: 'powershell', parentImage: 'C:\\Windows\\explorer.exe', user: 'bob', host: 'ws1' },
-    { time: new Date(T0 + DAY + 5000), image: 'C:\\Program Files\\PowerShell\\7\\pwsh.exe', commandLine: 'pwsh -c x', parentImage: 'C:\\Windows\\System32\\cmd.exe', host: 'ws2' },
+    {
+      time: new Date(T0 + 1000),
+      image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe',
+      commandLine: 'powershell -enc AAA',
+      parentImage: 'C:\\Windows\\System32\\svchost.exe',
+      user: 'bob',
+      host: 'ws1',
+    },
+    {
+      time: new Date(T0 + 2000),
+      image: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe',
+      commandLine: 'powershell',
+      parentImage: 'C:\\Windows\\explorer.exe',
+      user: 'bob',
+      host: 'ws1',
+    },
+    {
+      time: new Date(T0 + DAY + 5000),
+      image: 'C:\\Program Files\\PowerShell\\7\\pwsh.exe',
+      commandLine: 'pwsh -c x',
+      parentImage: 'C:\\Windows\\System32\\cmd.exe',
+      host: 'ws2',
+    },
     { time: new Date(T0 + DAY + 6000), image: 'C:\\Windows\\System32\\cmd.exe', commandLine: 'cmd /c dir', parentImage: 'C:\\Windows\\explorer.exe' },
   ]);
 
@@ -86,7 +114,13 @@ describe('registration, settings and compile', () => {
   it('validates connection settings and fills defaults', () => {
     const ok = elasticConnection.parse({ kibana_url: 'https://kb.example.org/', elasticsearch_url: 'https://es.example.org', api_key: 'abc' });
     expect(ok).toMatchObject({ kibana_url: 'https://kb.example.org', space: 'default', interval: '5m', timeout_ms: 30_000, max_concurrency: 4, ingest_lag_seconds: 60 });
-    const bad = elasticConnection.safeParse({ kibana_url: 'http://kb.example.org', elasticsearch_url: 'https://es', api_key: 'x', space: 'Bad Space', index: 'logs-* | LIMIT 1' });
+    const bad = elasticConnection.safeParse({
+      kibana_url: 'http://kb.example.org',
+      elasticsearch_url: 'https://es',
+      api_key: 'x',
+      space: 'Bad Space',
+      index: 'logs-* | LIMIT 1',
+    });
     expect(bad.success).toBe(false);
     const messages = bad.error!.issues.map((i) => i.message).join('\n');
     expect(messages).toMatch(/kibana_url must use https/);
@@ -112,7 +146,9 @@ describe('registration, settings and compile', () => {
     expect(withMetadata('FROM a-* | WHERE x == 1')).toBe('FROM a-* METADATA _id, _index, _version | WHERE x == 1');
     expect(withMetadata('FROM a-* METADATA _id | WHERE x == 1')).toBe('FROM a-* METADATA _id | WHERE x == 1');
     expect(withSource('FROM a-*,b METADATA _id | WHERE x == "|"', 'tmp')).toBe('FROM tmp METADATA _id | WHERE x == "|"');
-    expect([...referencedFields('FROM a | WHERE TO_LOWER(process.executable) LIKE "*x AND y*" AND CIDR_MATCH(source.ip, "10.0.0.0/8") AND NOT COALESCE(`odd name` IS NULL, false)')]).toEqual([
+    expect([
+      ...referencedFields('FROM a | WHERE TO_LOWER(process.executable) LIKE "*x AND y*" AND CIDR_MATCH(source.ip, "10.0.0.0/8") AND NOT COALESCE(`odd name` IS NULL, false)'),
+    ]).toEqual([
       ['process.executable', 'any'],
       ['source.ip', 'ip'],
       ['odd name', 'any'],
@@ -240,7 +276,11 @@ describe('search, count and live evaluation', () => {
       fields: ['process.executable', 'user.name', 'process.parent.executable', 'not.mapped'],
       since: new Date(T0 + DAY),
     });
-    expect(out).toEqual({ events: 2, fields: { 'process.executable': 2, 'user.name': 0, 'process.parent.executable': 2, 'not.mapped': 0 }, newestEventTime: new Date(T0 + DAY + 6000) });
+    expect(out).toEqual({
+      events: 2,
+      fields: { 'process.executable': 2, 'user.name': 0, 'process.parent.executable': 2, 'not.mapped': 0 },
+      newestEventTime: new Date(T0 + DAY + 6000),
+    });
     const none = await adapter.fieldPresence({ tenantId: TENANT, targetId: TARGET, logsource: { product: 'aws', service: 'cloudtrail' }, fields: ['x'], since: new Date(T0) });
     expect(none).toEqual({ events: 0, fields: { x: 0 }, newestEventTime: null });
   });
@@ -287,7 +327,7 @@ describe('deploy, inventory and undeploy', () => {
   });
 
   it('writes severity and risk from the level, with the settings overrides', async () => {
-    const custom = makeAdapter(fake, { risk_score_by_level: { medium: 50 }, interval: '1h', lookback: '90m' });
+    const custom = makeAdapter(fake, { risk_score_by_level: 'medium=50, high=80', interval: '1h', lookback: '90m' });
     const rule = compiled(ATTRIB_HIDING, custom);
     await custom.deploy(request(DEP1, rule));
     expect(fake.rule(objectName(rule.ruleId))).toMatchObject({ severity: 'medium', risk_score: 50, interval: '1h', from: 'now-90m' });
@@ -313,21 +353,51 @@ describe('deploy, inventory and undeploy', () => {
     const res = await fetch(`${fake.kibanaUrl}/api/detection_engine/rules`, {
       method: 'POST',
       headers: { authorization: fake.authorization, 'kbn-xsrf': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'esql', language: 'esql', query: 'FROM logs-* METADATA _id | WHERE true', rule_id: 'detflow-hand-made', name: 'x', description: 'x', severity: 'low', risk_score: 1 }),
+      body: JSON.stringify({
+        type: 'esql',
+        language: 'esql',
+        query: 'FROM logs-* METADATA _id | WHERE true',
+        rule_id: 'detflow-hand-made',
+        name: 'x',
+        description: 'x',
+        severity: 'low',
+        risk_score: 1,
+      }),
     });
     expect(res.status).toBe(200);
     const inventory = await adapter.inventory(TENANT, TARGET);
     expect(inventory.sort((x, y) => x.name.localeCompare(y.name))).toEqual(
       [
-        { name: objectName(a.ruleId), ruleId: a.ruleId, deploymentId: DEP1, version: 1, query: 'FROM logs-* METADATA _id | WHERE process.executable == "x"', queryUnchanged: false, enabled: true },
+        {
+          name: objectName(a.ruleId),
+          ruleId: a.ruleId,
+          deploymentId: DEP1,
+          version: 1,
+          query: 'FROM logs-* METADATA _id | WHERE process.executable == "x"',
+          queryUnchanged: false,
+          enabled: true,
+        },
         { name: objectName(b.ruleId), ruleId: b.ruleId, deploymentId: DEP2, version: 1, query: b.query, queryUnchanged: true, enabled: false },
-        { name: 'detflow-hand-made', ruleId: 'hand-made', deploymentId: null, version: null, query: 'FROM logs-* METADATA _id | WHERE true', queryUnchanged: false, enabled: true },
+        {
+          name: 'detflow-hand-made',
+          ruleId: 'hand-made',
+          deploymentId: null,
+          version: null,
+          query: 'FROM logs-* METADATA _id | WHERE true',
+          queryUnchanged: false,
+          enabled: true,
+        },
       ].sort((x, y) => x.name.localeCompare(y.name)),
     );
 
     expect(await adapter.undeploy(TENANT, DEP1)).toEqual({ changed: true });
     expect(await adapter.undeploy(TENANT, DEP1)).toEqual({ changed: false });
-    expect(fake.objects().map((o) => o.name).sort()).toEqual(['detflow-hand-made', objectName(b.ruleId)].sort());
+    expect(
+      fake
+        .objects()
+        .map((o) => o.name)
+        .sort(),
+    ).toEqual(['detflow-hand-made', objectName(b.ruleId)].sort());
     expect(fake.requests().some((r) => r.method === 'DELETE' && r.path === '/api/detection_engine/rules' && r.status === 200)).toBe(true);
   });
 
@@ -336,7 +406,16 @@ describe('deploy, inventory and undeploy', () => {
       const res = await fetch(`${fake.kibanaUrl}/api/detection_engine/rules`, {
         method: 'POST',
         headers: { authorization: fake.authorization, 'kbn-xsrf': 'true', 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'esql', language: 'esql', query: 'FROM logs-* | WHERE true', rule_id: `detflow-r${i}`, name: 'x', description: 'x', severity: 'low', risk_score: 1 }),
+        body: JSON.stringify({
+          type: 'esql',
+          language: 'esql',
+          query: 'FROM logs-* | WHERE true',
+          rule_id: `detflow-r${i}`,
+          name: 'x',
+          description: 'x',
+          severity: 'low',
+          risk_score: 1,
+        }),
       });
       expect(res.status).toBe(200);
     }
@@ -349,7 +428,12 @@ describe('deploy, inventory and undeploy', () => {
     const a = makeAdapter(spaced);
     const rule = compiled(NON_INTERACTIVE_PS, a);
     await a.deploy(request(DEP1, rule));
-    expect(spaced.requests().filter((r) => r.path.includes('detection_engine')).every((r) => r.path.startsWith('/s/secops/api/'))).toBe(true);
+    expect(
+      spaced
+        .requests()
+        .filter((r) => r.path.includes('detection_engine'))
+        .every((r) => r.path.startsWith('/s/secops/api/')),
+    ).toBe(true);
     spaced.recordAlerts(objectName(rule.ruleId), [new Date(T0 + 10)]);
     expect((await a.alertStats(TENANT, rule.ruleId, { from: new Date(T0), to: new Date(T0 + DAY) })).alerts).toBe(1);
     expect(spaced.requests().some((r) => r.path === '/.alerts-security.alerts-secops/_search')).toBe(true);
@@ -389,7 +473,16 @@ describe('health statistics', () => {
       { time: new Date(T0 + 5 * DAY), durationMs: 999, success: true },
     ]);
     const stats = await adapter.runStats(TENANT, rule.ruleId, { from: new Date(T0), to: new Date(T0 + DAY) });
-    expect(stats).toEqual({ ruleId: rule.ruleId, runs: 3, failedRuns: 1, eventsScanned: 0, meanDurationMs: 150, maxDurationMs: 300, lastRunAt: new Date(T0 + 3000), lastError: null });
+    expect(stats).toEqual({
+      ruleId: rule.ruleId,
+      runs: 3,
+      failedRuns: 1,
+      eventsScanned: 0,
+      meanDurationMs: 150,
+      maxDurationMs: 300,
+      lastRunAt: new Date(T0 + 3000),
+      lastError: null,
+    });
     fake.recordRuns(objectName(rule.ruleId), [{ time: new Date(T0 + 6 * DAY), durationMs: 10, success: false, message: 'search failed' }]);
     expect((await adapter.runStats(TENANT, rule.ruleId, { from: new Date(T0), to: new Date(T0 + 7 * DAY) })).lastError).toBe('search failed');
     expect(await adapter.runStats(TENANT, 'never-deployed', { from: new Date(T0), to: new Date(T0 + DAY) })).toMatchObject({ runs: 0, lastRunAt: null });
@@ -401,7 +494,10 @@ describe('faults', () => {
     fake.expireCredentials();
     const key = String(fake.connection().api_key);
     const secret = Buffer.from(key, 'base64').toString('utf8');
-    for (const call of [() => adapter.deploy({ deploymentId: DEP1, tenantId: TENANT, targetId: TARGET, rule: compiled() }), () => adapter.count(TENANT, TARGET, compiled(), { from: new Date(T0), to: new Date(T0 + DAY) })]) {
+    for (const call of [
+      () => adapter.deploy({ deploymentId: DEP1, tenantId: TENANT, targetId: TARGET, rule: compiled() }),
+      () => adapter.count(TENANT, TARGET, compiled(), { from: new Date(T0), to: new Date(T0 + DAY) }),
+    ]) {
       const err = (await call().catch((e: unknown) => e)) as SiemRequestError;
       expect(err).toBeInstanceOf(SiemRequestError);
       expect(err.failure).toBe('auth');
@@ -490,7 +586,16 @@ describe('the fake refuses requests that depart from the documented APIs', () =>
     });
   const es = (method: string, p: string, body: string | undefined, contentType = 'application/json') =>
     fetch(`${fake.elasticsearchUrl}${p}`, { method, headers: { authorization: fake.authorization, 'content-type': contentType }, ...(body !== undefined ? { body } : {}) });
-  const valid = { type: 'esql', language: 'esql', query: 'FROM logs-* METADATA _id | WHERE true', rule_id: 'detflow-x', name: 'x', description: 'x', severity: 'low', risk_score: 21 };
+  const valid = {
+    type: 'esql',
+    language: 'esql',
+    query: 'FROM logs-* METADATA _id | WHERE true',
+    rule_id: 'detflow-x',
+    name: 'x',
+    description: 'x',
+    severity: 'low',
+    risk_score: 21,
+  };
 
   it('Kibana: kbn-xsrf, body schema, API version, lookups', async () => {
     const noXsrf = await fetch(`${fake.kibanaUrl}/api/detection_engine/rules`, {
@@ -561,7 +666,7 @@ describe('the fake refuses requests that depart from the documented APIs', () =>
     expect(await unknownIndex.json()).toMatchObject({ error: { type: 'verification_exception', reason: expect.stringMatching(/Unknown index/) } });
 
     expect((await es('PUT', '/detflow-fixtures-t', JSON.stringify({ mappings: { properties: { a: { type: 'keyword' } } } }))).status).toBe(200);
-    expect((await es('PUT', '/detflow-fixtures-t', JSON.stringify({})))).toMatchObject({ status: 400 });
+    expect(await es('PUT', '/detflow-fixtures-t', JSON.stringify({}))).toMatchObject({ status: 400 });
     expect((await es('PUT', '/Upper', undefined)).status).toBe(400);
     const unterminated = await es('POST', '/detflow-fixtures-t/_bulk', '{"index":{}}\n{"a":"x"}', 'application/x-ndjson');
     expect(unterminated.status).toBe(400);
@@ -570,7 +675,11 @@ describe('the fake refuses requests that depart from the documented APIs', () =>
     expect((await es('DELETE', '/detflow-fixtures-t', undefined)).status).toBe(200);
     expect((await es('DELETE', '/detflow-fixtures-t', undefined)).status).toBe(404);
 
-    const unauth = await fetch(`${fake.elasticsearchUrl}/_query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"FROM logs-* | LIMIT 1"}' });
+    const unauth = await fetch(`${fake.elasticsearchUrl}/_query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"FROM logs-* | LIMIT 1"}',
+    });
     expect(unauth.status).toBe(401);
     expect(unauth.headers.get('www-authenticate')).toMatch(/ApiKey/);
   });
@@ -583,7 +692,9 @@ describe('the fake refuses requests that depart from the documented APIs', () =>
   });
 
   it('answers the way the official client expects (product header on every answer)', async () => {
-    const res = await new Promise<http.IncomingMessage>((resolve) => http.get(`${fake.elasticsearchUrl}/nothing`, { headers: { authorization: fake.authorization } }, resolve));
+    const res = await new Promise<http.IncomingMessage>((resolve) =>
+      http.get(`${fake.elasticsearchUrl}/nothing`, { headers: { authorization: fake.authorization } }, resolve),
+    );
     res.resume();
     expect(res.headers['x-elastic-product']).toBe('Elasticsearch');
   });
@@ -628,8 +739,20 @@ describe('the fake ES|QL evaluator on corpus rules', () => {
         { process: { executable: 'C:\\Windows\\System32\\attrib.exe', command_line: 'attrib -h x' } },
         { process: { executable: 'C:\\Windows\\System32\\attrib.exe', command_line: 'attrib +h C:\\desktop.ini x' } },
         // The Intel filter names the parent command line with a literal '*' (escaped in the rule).
-        { process: { executable: 'C:\\Windows\\System32\\attrib.exe', command_line: '+R +H +S +A \\*.cui', parent: { executable: 'C:\\x\\cmd.exe', command_line: 'C:\\WINDOWS\\system32\\*.bat' } } },
-        { process: { executable: 'C:\\Windows\\System32\\attrib.exe', command_line: '+R +H +S +A \\*.cui', parent: { executable: 'C:\\x\\cmd.exe', command_line: 'C:\\WINDOWS\\system32\\x.bat' } } },
+        {
+          process: {
+            executable: 'C:\\Windows\\System32\\attrib.exe',
+            command_line: '+R +H +S +A \\*.cui',
+            parent: { executable: 'C:\\x\\cmd.exe', command_line: 'C:\\WINDOWS\\system32\\*.bat' },
+          },
+        },
+        {
+          process: {
+            executable: 'C:\\Windows\\System32\\attrib.exe',
+            command_line: '+R +H +S +A \\*.cui',
+            parent: { executable: 'C:\\x\\cmd.exe', command_line: 'C:\\WINDOWS\\system32\\x.bat' },
+          },
+        },
       ]),
     ).toEqual([0, 4]);
   });

@@ -193,7 +193,8 @@ export function compileQuery(q: unknown, mapping: ReadonlyMap<string, FieldType>
       const b = asObject(body);
       const list = (k: string) => (b[k] === undefined ? [] : Array.isArray(b[k]) ? (b[k] as unknown[]) : [b[k]]);
       for (const k of Object.keys(b))
-        if (!['filter', 'must', 'must_not', 'should', 'minimum_should_match'].includes(k)) throw new EsRequestError(400, 'parsing_exception', `[bool] query does not support [${k}]`);
+        if (!['filter', 'must', 'must_not', 'should', 'minimum_should_match'].includes(k))
+          throw new EsRequestError(400, 'parsing_exception', `[bool] query does not support [${k}]`);
       const must = [...list('filter'), ...list('must')].map((x) => compileQuery(x, mapping));
       const mustNot = list('must_not').map((x) => compileQuery(x, mapping));
       const should = list('should').map((x) => compileQuery(x, mapping));
@@ -202,7 +203,8 @@ export function compileQuery(q: unknown, mapping: ReadonlyMap<string, FieldType>
     case 'range': {
       const b = asObject(body);
       const [[field, spec]] = Object.entries(b) as [[string, Record<string, unknown>]];
-      for (const k of Object.keys(spec)) if (!['gte', 'gt', 'lte', 'lt', 'format', 'time_zone'].includes(k)) throw new EsRequestError(400, 'parsing_exception', `[range] query does not support [${k}]`);
+      for (const k of Object.keys(spec))
+        if (!['gte', 'gt', 'lte', 'lt', 'format', 'time_zone'].includes(k)) throw new EsRequestError(400, 'parsing_exception', `[range] query does not support [${k}]`);
       if (spec.format !== undefined && !['strict_date_optional_time', 'epoch_millis', 'strict_date_optional_time||epoch_millis'].includes(String(spec.format)))
         throw new EsRequestError(400, 'parsing_exception', `this fake does not implement the date format [${String(spec.format)}]`);
       const isDate = mapping.get(field) === 'date';
@@ -218,10 +220,7 @@ export function compileQuery(q: unknown, mapping: ReadonlyMap<string, FieldType>
     case 'terms': {
       const b = asObject(body);
       const [[field, spec]] = Object.entries(b) as [[string, unknown]];
-      const wanted =
-        kind === 'terms'
-          ? (spec as unknown[])
-          : [typeof spec === 'object' && spec !== null && 'value' in spec ? (spec as { value: unknown }).value : spec];
+      const wanted = kind === 'terms' ? (spec as unknown[]) : [typeof spec === 'object' && spec !== null && 'value' in spec ? (spec as { value: unknown }).value : spec];
       return (f) => {
         const raw = f.get(field);
         return (Array.isArray(raw) ? raw : [raw]).some((v) => v !== undefined && wanted.includes(v));
@@ -256,11 +255,13 @@ export function aggregate(aggs: unknown, docs: ReadonlyArray<ReadonlyMap<string,
     }
     if (type === 'date_histogram') {
       for (const k of Object.keys(spec))
-        if (!['field', 'calendar_interval', 'fixed_interval', 'time_zone', 'min_doc_count', 'format'].includes(k)) throw new EsRequestError(400, 'x_content_parse_exception', `[date_histogram] unknown field [${k}]`);
+        if (!['field', 'calendar_interval', 'fixed_interval', 'time_zone', 'min_doc_count', 'format'].includes(k))
+          throw new EsRequestError(400, 'x_content_parse_exception', `[date_histogram] unknown field [${k}]`);
       const interval = String(spec.calendar_interval ?? spec.fixed_interval ?? '');
       const size = { '1d': 86_400_000, day: 86_400_000, '1h': 3_600_000, hour: 3_600_000 }[interval];
       if (!size) throw new EsRequestError(400, 'illegal_argument_exception', `this fake implements day and hour intervals, not [${interval}]`);
-      if (spec.time_zone !== undefined && !['UTC', 'Z', '+00:00'].includes(String(spec.time_zone))) throw new EsRequestError(400, 'illegal_argument_exception', 'this fake implements time_zone UTC only');
+      if (spec.time_zone !== undefined && !['UTC', 'Z', '+00:00'].includes(String(spec.time_zone)))
+        throw new EsRequestError(400, 'illegal_argument_exception', 'this fake implements time_zone UTC only');
       const counts = new Map<number, number>();
       for (const v of values) counts.set(Math.floor(v / size) * size, (counts.get(Math.floor(v / size) * size) ?? 0) + 1);
       const keys = [...counts.keys()].sort((a, b) => a - b);

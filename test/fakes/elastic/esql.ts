@@ -40,12 +40,7 @@ export interface EsqlAnswer {
 // ---------------------------------------------------------------------------------------------
 // Lexing
 
-type Tok =
-  | { k: 'id'; v: string; quoted: boolean }
-  | { k: 'str'; v: string }
-  | { k: 'num'; v: number; raw: string }
-  | { k: 'op'; v: string }
-  | { k: 'end' };
+type Tok = { k: 'id'; v: string; quoted: boolean } | { k: 'str'; v: string } | { k: 'num'; v: number; raw: string } | { k: 'op'; v: string } | { k: 'end' };
 
 function lex(text: string): Tok[] {
   const out: Tok[] = [];
@@ -315,7 +310,13 @@ class Parser {
     }
     const start = this.i;
     const e = this.expr();
-    return { name: this.toks.slice(start, this.i).map((x) => ('raw' in x ? x.raw : 'v' in x ? String(x.v) : '')).join(''), e };
+    return {
+      name: this.toks
+        .slice(start, this.i)
+        .map((x) => ('raw' in x ? x.raw : 'v' in x ? String(x.v) : ''))
+        .join(''),
+      e,
+    };
   }
   expr(): Expr {
     let l = this.and();
@@ -493,7 +494,10 @@ export function runEsql(query: ParsedQuery, indices: readonly EsqlIndex[], filte
         rows = next;
         columns = [
           ...cmd.aggs.map((a) => ({ name: a.name, type: aggregateType(a.e as Extract<Expr, { t: 'call' }>, types) })),
-          ...cmd.by.map((b) => ({ name: b.name, type: b.e.t === 'field' ? (types.get(b.e.name) ?? 'keyword') : b.e.t === 'call' && b.e.fn === 'DATE_TRUNC' ? 'date' : 'keyword' })),
+          ...cmd.by.map((b) => ({
+            name: b.name,
+            type: b.e.t === 'field' ? (types.get(b.e.name) ?? 'keyword') : b.e.t === 'call' && b.e.fn === 'DATE_TRUNC' ? 'date' : 'keyword',
+          })),
         ];
         break;
       }
@@ -602,7 +606,8 @@ function verify(e: Expr, types: ReadonlyMap<string, string>, aggregateContext: b
       const arity = SCALAR_FUNCTIONS[e.fn];
       if (arity === undefined) throw new EsqlError('verification_exception', `Found 1 problem\nline 1:1: Unknown function [${e.fn}]`);
       const [lo, hi] = typeof arity === 'number' ? [arity, arity] : arity;
-      if (e.args.length < lo || e.args.length > hi) throw new EsqlError('verification_exception', `[${e.fn}] takes ${lo}${hi !== lo ? `..${hi}` : ''} arguments, got ${e.args.length}`);
+      if (e.args.length < lo || e.args.length > hi)
+        throw new EsqlError('verification_exception', `[${e.fn}] takes ${lo}${hi !== lo ? `..${hi}` : ''} arguments, got ${e.args.length}`);
       e.args.forEach((x) => verify(x, types, false));
       if (e.fn === 'CIDR_MATCH' && !['ip', 'null'].includes(typeOf(e.args[0]!, types)))
         throw new EsqlError('verification_exception', `first argument of [CIDR_MATCH] must be [ip], found value of type [${typeOf(e.args[0]!, types)}]`);

@@ -189,7 +189,9 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
   });
   const unauthorized = (side: 'kibana' | 'es'): Answer => {
     const reason = 'unable to authenticate with provided credentials and anonymous access is not allowed for this request';
-    return side === 'es' ? esError(401, 'security_exception', reason, { 'www-authenticate': 'ApiKey, Basic realm="security", charset="UTF-8"' }) : kibanaError(401, `[security_exception]: ${reason}`);
+    return side === 'es'
+      ? esError(401, 'security_exception', reason, { 'www-authenticate': 'ApiKey, Basic realm="security", charset="UTF-8"' })
+      : kibanaError(401, `[security_exception]: ${reason}`);
   };
   const faultAnswer = (side: 'kibana' | 'es', status: number, retryAfter?: number): Answer => {
     if (status === 401) return unauthorized(side);
@@ -316,7 +318,9 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
       const id = decodeURIComponent(alerting[1]!);
       const r = [...store.values()].find((x) => x.id === id);
       if (!r) return kibanaError(404, `Saved object [alert/${id}] not found`);
-      const history = r.runs.slice(-20).map((run) => ({ success: run.success, timestamp: run.time.getTime(), duration: run.durationMs, outcome: run.success ? 'succeeded' : 'failed' }));
+      const history = r.runs
+        .slice(-20)
+        .map((run) => ({ success: run.success, timestamp: run.time.getTime(), duration: run.durationMs, outcome: run.success ? 'succeeded' : 'failed' }));
       const last = r.runs[r.runs.length - 1];
       return {
         status: 200,
@@ -441,7 +445,8 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
     const type = String(req.headers['content-type'] ?? '');
     const m = (ndjson ? NDJSON_TYPE : JSON_TYPE).exec(type);
     if (!m) throw new EsRequestError(406, 'media_type_header_exception', `Content-Type header [${type}] is not supported`);
-    if (m[2] !== undefined && !['8', '9'].includes(m[2])) throw new EsRequestError(400, 'media_type_header_exception', `Content-Type version must be either version 8 or 9, but found ${m[2]}`);
+    if (m[2] !== undefined && !['8', '9'].includes(m[2]))
+      throw new EsRequestError(400, 'media_type_header_exception', `Content-Type version must be either version 8 or 9, but found ${m[2]}`);
   };
   const checkParams = (url: URL, allowed: readonly string[]) => {
     for (const k of url.searchParams.keys())
@@ -453,7 +458,11 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
   const validIndexName = (name: string) => {
     if (name !== name.toLowerCase()) throw new EsRequestError(400, 'invalid_index_name_exception', `Invalid index name [${name}], must be lowercase`);
     if (/[\\/*?"<>| ,#:]/.test(name) || /^[-_+]/.test(name) || name === '.' || name === '..')
-      throw new EsRequestError(400, 'invalid_index_name_exception', `Invalid index name [${name}], must not contain the characters [\\, /, *, ?, ", <, >, |,  , ,, #, :] or start with -, _, +`);
+      throw new EsRequestError(
+        400,
+        'invalid_index_name_exception',
+        `Invalid index name [${name}], must not contain the characters [\\, /, *, ?, ", <, >, |,  , ,, #, :] or start with -, _, +`,
+      );
   };
 
   const es: Handler = (req, url, body) => {
@@ -462,7 +471,8 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
     if (path === '/_query') {
       if (method !== 'POST') throw new EsRequestError(405, 'illegal_argument_exception', `Incorrect HTTP method for uri [${path}] and method [${method}], allowed: [POST]`);
       checkParams(url, ['format', 'drop_null_columns', 'error_trace']);
-      if (url.searchParams.has('format') && url.searchParams.get('format') !== 'json') throw new EsRequestError(400, 'illegal_argument_exception', 'this fake answers format json only');
+      if (url.searchParams.has('format') && url.searchParams.get('format') !== 'json')
+        throw new EsRequestError(400, 'illegal_argument_exception', 'this fake answers format json only');
       checkType(req, false);
       const b = readJson(body, 'es') as Record<string, unknown>;
       strictKeys('esql/query', b, ['query', 'filter', 'columnar', 'locale', 'params', 'profile', 'include_ccs_metadata']);
@@ -485,10 +495,12 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
     }
     const bulk = /^\/([^/_][^/]*)\/_bulk$/.exec(path);
     if (bulk) {
-      if (method !== 'POST' && method !== 'PUT') throw new EsRequestError(405, 'illegal_argument_exception', `Incorrect HTTP method for uri [${path}] and method [${method}], allowed: [POST, PUT]`);
+      if (method !== 'POST' && method !== 'PUT')
+        throw new EsRequestError(405, 'illegal_argument_exception', `Incorrect HTTP method for uri [${path}] and method [${method}], allowed: [POST, PUT]`);
       checkParams(url, ['refresh', 'timeout', 'wait_for_active_shards', 'pipeline', 'routing', 'require_alias']);
       const refresh = url.searchParams.get('refresh');
-      if (refresh !== null && !['', 'true', 'false', 'wait_for'].includes(refresh)) throw new EsRequestError(400, 'illegal_argument_exception', `Unknown value for refresh: [${refresh}].`);
+      if (refresh !== null && !['', 'true', 'false', 'wait_for'].includes(refresh))
+        throw new EsRequestError(400, 'illegal_argument_exception', `Unknown value for refresh: [${refresh}].`);
       checkType(req, true);
       const text = body.toString('utf8');
       if (!text.endsWith('\n')) throw new EsRequestError(400, 'illegal_argument_exception', 'The bulk request must be terminated by a newline [\\n]');
@@ -509,8 +521,14 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
           throw new EsRequestError(400, 'x_content_parse_exception', `Malformed action/metadata line [${i + 1}]`);
         }
         const [op, meta] = Object.entries(action)[0] ?? [];
-        if (op !== 'index' && op !== 'create') throw new EsRequestError(400, 'illegal_argument_exception', `Malformed action/metadata line [${i + 1}], this fake implements index and create only, got [${String(op)}]`);
-        if (meta?._index !== undefined && meta._index !== name) throw new EsRequestError(400, 'illegal_argument_exception', 'this fake indexes into the index of the path only');
+        if (op !== 'index' && op !== 'create')
+          throw new EsRequestError(
+            400,
+            'illegal_argument_exception',
+            `Malformed action/metadata line [${i + 1}], this fake implements index and create only, got [${String(op)}]`,
+          );
+        if (meta?._index !== undefined && meta._index !== name)
+          throw new EsRequestError(400, 'illegal_argument_exception', 'this fake indexes into the index of the path only');
         try {
           const fields = indexDocument(idx, source);
           const id = typeof meta?._id === 'string' ? meta._id : randomBytes(10).toString('base64url');
@@ -526,7 +544,8 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
     }
     const search = /^\/([^/_][^/]*)\/_search$/.exec(path);
     if (search) {
-      if (method !== 'POST' && method !== 'GET') throw new EsRequestError(405, 'illegal_argument_exception', `Incorrect HTTP method for uri [${path}] and method [${method}], allowed: [POST, GET]`);
+      if (method !== 'POST' && method !== 'GET')
+        throw new EsRequestError(405, 'illegal_argument_exception', `Incorrect HTTP method for uri [${path}] and method [${method}], allowed: [POST, GET]`);
       checkParams(url, ['ignore_unavailable', 'allow_no_indices']);
       const b = body.length > 0 ? (checkType(req, false), readJson(body, 'es') as Record<string, unknown>) : {};
       strictKeys('search', b, ['size', 'from', 'track_total_hits', 'query', 'aggs', 'aggregations', 'sort', '_source']);
@@ -556,7 +575,15 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
             max_score: null,
             hits: hits.slice(0, size).map(({ idx, d }) => ({ _index: idx.name, _id: d.id, _score: null, _source: d.source })),
           },
-          ...(aggs !== undefined ? { aggregations: aggregate(aggs, hits.map(({ d }) => d.fields), mapping) } : {}),
+          ...(aggs !== undefined
+            ? {
+                aggregations: aggregate(
+                  aggs,
+                  hits.map(({ d }) => d.fields),
+                  mapping,
+                ),
+              }
+            : {}),
         },
       };
     }
@@ -587,7 +614,9 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
   // --- servers ---------------------------------------------------------------------------------
 
   const start = async (handler: ReturnType<typeof serve>) => {
-    const server = options.tls ? https.createServer({ key: options.tls.key, cert: options.tls.cert }, (q, s) => void handler(q, s)) : http.createServer((q, s) => void handler(q, s));
+    const server = options.tls
+      ? https.createServer({ key: options.tls.key, cert: options.tls.cert }, (q, s) => void handler(q, s))
+      : http.createServer((q, s) => void handler(q, s));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return { server, url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}` };

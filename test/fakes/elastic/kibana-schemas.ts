@@ -98,7 +98,8 @@ export const RuleUpdateProps = z.discriminatedUnion('type', [
   z.strictObject({ ...baseRequired, ...baseOptional, ...baseDefaultable, id: UUID.optional(), rule_id: z.string().optional(), ...queryFields }),
 ]);
 
-const partialOf = <T extends Record<string, z.ZodType>>(shape: T) => Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof T]: z.ZodOptional<T[K]> };
+const partialOf = <T extends Record<string, z.ZodType>>(shape: T) =>
+  Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof T]: z.ZodOptional<T[K]> };
 
 /** PATCH /api/detection_engine/rules (RulePatchProps): any fields, named by `id` or `rule_id`. */
 export const RulePatchProps = z.strictObject({
