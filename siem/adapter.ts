@@ -76,6 +76,8 @@ export interface CompiledRule {
   readonly logsource?: RuleLogsource;
   readonly title?: string;
   readonly level?: string;
+  /** The rule's Sigma tags (`attack.t1059.001` …): kinds whose rules carry an ATT&CK mapping write it from them. */
+  readonly tags?: readonly string[];
 }
 
 export interface FixtureCase {
