@@ -127,7 +127,9 @@ export class SentinelAdapter implements RemoteAdapter {
     if (query.length > MAX_QUERY_CHARS) {
       return {
         ok: false,
-        issues: [{ code: 'target-limit', message: `the KQL query is ${query.length} characters; Sentinel analytics rules take at most ${MAX_QUERY_CHARS}`, line: 1, column: 1 }],
+        issues: [
+          { code: 'target-limit', message: `the KQL query is ${query.length} characters; Sentinel analytics rules take at most ${MAX_QUERY_CHARS}`, line: 1, column: 1 },
+        ],
       };
     }
     this.remember(query, sentinelAttack(rule.tags));
@@ -148,7 +150,11 @@ export class SentinelAdapter implements RemoteAdapter {
     return fixtures.map((f, i) => {
       const matched = matching.has(i + 1);
       const passed = matched === (f.expect === 'match');
-      const reason = passed ? '' : f.expect === 'match' ? `rule ${rule.ruleId} v${rule.version} did not match this event` : `rule ${rule.ruleId} v${rule.version} matched this event`;
+      const reason = passed
+        ? ''
+        : f.expect === 'match'
+          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
+          : `rule ${rule.ruleId} v${rule.version} matched this event`;
       return { name: f.name, expect: f.expect, matched, passed, reason };
     });
   }
@@ -475,4 +481,3 @@ export function azureMessage(body: string): string | undefined {
   }
   return undefined;
 }
-

@@ -99,7 +99,11 @@ export class AzureTokenProvider {
       throw err;
     }
     if (typeof body?.access_token !== 'string' || body.access_token === '') {
-      throw new SiemRequestError('sentinel', 'unavailable', `sentinel target ${o.target}: POST ${new URL(url).origin}${new URL(url).pathname} answered without an access_token`);
+      throw new SiemRequestError(
+        'sentinel',
+        'unavailable',
+        `sentinel target ${o.target}: POST ${new URL(url).origin}${new URL(url).pathname} answered without an access_token`,
+      );
     }
     const expiresInMs = Math.max(0, Number(body.expires_in ?? 0)) * 1000;
     return { accessToken: body.access_token, refreshAt: requestedAt + expiresInMs - renewalMargin(expiresInMs) };

@@ -32,7 +32,8 @@ export function isoDuration(ms: number): string {
   const h = Math.floor((minutes % 1440) / 60);
   const m = minutes % 60;
   const time = `${h ? `${h}H` : ''}${m ? `${m}M` : ''}`;
-  return `P${d ? `${d}D` : ''}${time ? `T${time}` : ''}` || 'PT0M';
+  if (d === 0 && time === '') return 'PT0M';
+  return `P${d ? `${d}D` : ''}${time ? `T${time}` : ''}`;
 }
 
 const FIVE_MINUTES = 5 * 60_000;

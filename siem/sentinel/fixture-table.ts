@@ -59,7 +59,11 @@ function literal(value: unknown, type: ColumnType): string {
  * The fixture query, or why the rule's query cannot run on a fixture table. The fixture's own
  * position (1-based) is in the `detflow_fixture` column of each matched row.
  */
-export function fixtureQuery(query: string, logsource: RuleLogsource | undefined, fixtures: readonly FixtureCase[]): { ok: true; query: string } | { ok: false; reason: string } {
+export function fixtureQuery(
+  query: string,
+  logsource: RuleLogsource | undefined,
+  fixtures: readonly FixtureCase[],
+): { ok: true; query: string } | { ok: false; reason: string } {
   const split = queryTable(query);
   if (!split) return { ok: false, reason: 'the query does not start with a table name, so it cannot be pointed at the fixtures' };
   const mapping = matchLogsource({ ...(logsource ?? {}), custom: {}, pos: { line: 0, column: 0 } } as Logsource, SENTINEL);

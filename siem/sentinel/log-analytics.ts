@@ -45,10 +45,15 @@ export class LogAnalyticsQuery {
     );
     const answer = res.body;
     if (answer?.error) {
-      throw new SiemRequestError('sentinel', 'unavailable', `sentinel target ${this.target}: the query answered partial results: ${answer.error.message ?? answer.error.code ?? 'no message'}`, {
-        status: res.status,
-        ...(answer.error.message ? { vendorMessage: answer.error.message } : {}),
-      });
+      throw new SiemRequestError(
+        'sentinel',
+        'unavailable',
+        `sentinel target ${this.target}: the query answered partial results: ${answer.error.message ?? answer.error.code ?? 'no message'}`,
+        {
+          status: res.status,
+          ...(answer.error.message ? { vendorMessage: answer.error.message } : {}),
+        },
+      );
     }
     const table = answer?.tables?.find((t) => t.name === 'PrimaryResult') ?? answer?.tables?.[0];
     if (!table) throw new SiemRequestError('sentinel', 'unavailable', `sentinel target ${this.target}: the query answered no table`, { status: res.status });

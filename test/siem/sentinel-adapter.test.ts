@@ -142,7 +142,14 @@ describe('sentinel adapter against the fake Azure', () => {
     const rule = parseRule(text);
     const result = adapter.compile(rule);
     if (!result.ok) throw new Error(result.issues.map((i) => i.message).join('; '));
-    return { ruleId, version, query: result.query, ...(result.logsource ? { logsource: result.logsource } : {}), title: rule.title, ...(rule.level ? { level: rule.level } : {}) };
+    return {
+      ruleId,
+      version,
+      query: result.query,
+      ...(result.logsource ? { logsource: result.logsource } : {}),
+      title: rule.title,
+      ...(rule.level ? { level: rule.level } : {}),
+    };
   }
 
   async function failure(p: Promise<unknown>): Promise<SiemRequestError> {
@@ -248,7 +255,13 @@ describe('sentinel adapter against the fake Azure', () => {
       fake.addProcessEvents([
         { time: day('2025-03-01', 9), image: 'C:\\Windows\\System32\\bitsadmin.exe', commandLine: 'bitsadmin /transfer a http://x/a C:\\a', host: 'ws1', user: 'CORP\\alice' },
         { time: day('2025-03-01', 10), image: 'C:\\Windows\\System32\\notepad.exe', commandLine: 'notepad', host: 'ws1' },
-        { time: day('2025-03-02', 11), image: 'C:\\Windows\\System32\\bitsadmin.exe', commandLine: 'bitsadmin /create b', host: 'ws2', parentImage: 'C:\\Windows\\System32\\cmd.exe' },
+        {
+          time: day('2025-03-02', 11),
+          image: 'C:\\Windows\\System32\\bitsadmin.exe',
+          commandLine: 'bitsadmin /create b',
+          host: 'ws2',
+          parentImage: 'C:\\Windows\\System32\\cmd.exe',
+        },
         { time: day('2025-03-03', 8), image: 'C:\\Windows\\System32\\bitsadmin.exe', commandLine: 'bitsadmin /addfile b http://x/b C:\\b', host: 'ws2' },
         { time: day('2025-03-05', 8), image: 'C:\\Windows\\System32\\bitsadmin.exe', commandLine: 'bitsadmin /transfer c http://x/c C:\\c', host: 'ws3' },
       ]);
@@ -332,7 +345,26 @@ describe('sentinel adapter against the fake Azure', () => {
       const next = await adapter.deploy({ deploymentId: DEPLOY_B, tenantId: TENANT, targetId: TARGET, rule: { ...rule, version: 2 } });
       expect(next).toMatchObject({ changed: true, superseded: DEPLOY_A });
       expect(fake.rule(objectName(rule.ruleId))!.etag).not.toBe(etag);
-      expect(fake.requests().filter((r) => r.method === 'PUT').map((r) => r.status)).toEqual([201, 200]);
+      expect(
+        fake
+          .requests()
+          .filter((r) => r.method === 'PUT')
+          .map((r) => r.status),
+      ).toEqual([201, 200]);
+    });
+
+    it('reads the rule again and writes once more when the etag it sent is stale', async () => {
+      const rule = compiled(BITSADMIN);
+      await adapter.deploy({ deploymentId: DEPLOY_A, tenantId: TENANT, targetId: TARGET, rule });
+      fake.fault({ times: 1, match: /^PUT /, status: 409 });
+      expect(await adapter.deploy({ deploymentId: DEPLOY_B, tenantId: TENANT, targetId: TARGET, rule })).toMatchObject({ changed: true, superseded: DEPLOY_A });
+      expect(
+        fake
+          .requests()
+          .filter((r) => r.method === 'PUT')
+          .map((r) => r.status),
+      ).toEqual([201, 409, 200]);
+      expect(fake.writes()).toHaveLength(2);
     });
 
     it('re-enables a rule someone disabled', async () => {
@@ -423,7 +455,16 @@ describe('sentinel adapter against the fake Azure', () => {
         { time: day('2025-03-01', 3), status: 'Success' },
       ]);
       const stats = await adapter.runStats(TENANT, rule.ruleId, { from: day('2025-03-01', 0), to: day('2025-03-02', 0) });
-      expect(stats).toEqual({ ruleId: rule.ruleId, runs: 3, failedRuns: 1, eventsScanned: 0, meanDurationMs: 0, maxDurationMs: 0, lastRunAt: day('2025-03-01', 3), lastError: 'The query timed out.' });
+      expect(stats).toEqual({
+        ruleId: rule.ruleId,
+        runs: 3,
+        failedRuns: 1,
+        eventsScanned: 0,
+        meanDurationMs: 0,
+        maxDurationMs: 0,
+        lastRunAt: day('2025-03-01', 3),
+        lastError: 'The query timed out.',
+      });
       const none = await adapter.runStats(TENANT, 'not-deployed', { from: day('2025-03-01', 0), to: day('2025-03-02', 0) });
       expect(none).toMatchObject({ runs: 0, lastRunAt: null, lastError: null });
     });
@@ -599,23 +640,43 @@ describe('sentinel adapter against the fake Azure', () => {
     });
 
     it('an ARM call without a token, or with a Log Analytics token', async () => {
-      expect(await fake.send('arm', { method: 'GET', path: `${armPath()}?api-version=2025-09-01` })).toMatchObject({ status: 401, body: { error: { code: 'AuthenticationFailed' } } });
-      const wrongAudience = await fake.send('arm', { method: 'GET', path: `${armPath()}?api-version=2025-09-01`, headers: { authorization: `Bearer ${fake.issueToken('la')}` } });
+      expect(await fake.send('arm', { method: 'GET', path: `${armPath()}?api-version=2025-09-01` })).toMatchObject({
+        status: 401,
+        body: { error: { code: 'AuthenticationFailed' } },
+      });
+      const wrongAudience = await fake.send('arm', {
+        method: 'GET',
+        path: `${armPath()}?api-version=2025-09-01`,
+        headers: { authorization: `Bearer ${fake.issueToken('la')}` },
+      });
       expect(wrongAudience).toMatchObject({ status: 401, body: { error: { code: 'InvalidAuthenticationTokenAudience' } } });
     });
 
     it('a scheduled rule that departs from ScheduledAlertRuleProperties, naming what departed', async () => {
       const headers = { authorization: `Bearer ${fake.issueToken('arm')}`, 'content-type': 'application/json' };
       const put = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-        fake.send('arm', { method: 'PUT', path: `${armPath()}/detflow-x?api-version=2025-09-01`, headers, body: JSON.stringify({ ...validRule, ...extra, properties: { ...validRule.properties, ...properties } }) });
+        fake.send('arm', {
+          method: 'PUT',
+          path: `${armPath()}/detflow-x?api-version=2025-09-01`,
+          headers,
+          body: JSON.stringify({ ...validRule, ...extra, properties: { ...validRule.properties, ...properties } }),
+        });
       expect(await put({ severity: 'Critical' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/severity/) } } });
       expect(await put({ queryFrequency: '5 minutes' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/queryFrequency/) } } });
       expect(await put({ tactics: ['Stealth'] })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/tactics/) } } });
       expect(await put({ techniques: ['T1059.001'] })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/techniques/) } } });
       expect(await put({ suppressionDuration: undefined })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/suppressionDuration/) } } });
-      expect(await put({ query: 'DeviceProcessEvents | where Nope == 1' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/Failed to run the analytics rule query/) } } });
+      expect(await put({ query: 'DeviceProcessEvents | where Nope == 1' })).toMatchObject({
+        status: 400,
+        body: { error: { message: expect.stringMatching(/Failed to run the analytics rule query/) } },
+      });
       expect(await put({}, { kind: 'NRT' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/kind/) } } });
-      const text = await fake.send('arm', { method: 'PUT', path: `${armPath()}/detflow-x?api-version=2025-09-01`, headers: { ...headers, 'content-type': 'text/plain' }, body: JSON.stringify(validRule) });
+      const text = await fake.send('arm', {
+        method: 'PUT',
+        path: `${armPath()}/detflow-x?api-version=2025-09-01`,
+        headers: { ...headers, 'content-type': 'text/plain' },
+        body: JSON.stringify(validRule),
+      });
       expect(text.status).toBe(415);
       expect(await put({})).toMatchObject({ status: 201 });
       expect(await put({}, { etag: '"stale"' })).toMatchObject({ status: 409 });
@@ -624,7 +685,12 @@ describe('sentinel adapter against the fake Azure', () => {
     it('a token request that is not a client credentials grant for a known scope', async () => {
       const c = fake.connection();
       const token = (form: Record<string, string>, contentType = 'application/x-www-form-urlencoded') =>
-        fake.send('login', { method: 'POST', path: `/${String(c.tenant_id)}/oauth2/v2.0/token`, headers: { 'content-type': contentType }, body: new URLSearchParams(form).toString() });
+        fake.send('login', {
+          method: 'POST',
+          path: `/${String(c.tenant_id)}/oauth2/v2.0/token`,
+          headers: { 'content-type': contentType },
+          body: new URLSearchParams(form).toString(),
+        });
       const good = { grant_type: 'client_credentials', client_id: String(c.client_id), client_secret: String(c.client_secret), scope: `${String(c.arm_url)}/.default` };
       expect(await token(good)).toMatchObject({ status: 200, body: { token_type: 'Bearer', expires_in: 3599 } });
       expect(await token({ ...good, client_secret: 'nope' })).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
@@ -642,12 +708,27 @@ describe('sentinel adapter against the fake Azure', () => {
           headers: { authorization: `Bearer ${fake.issueToken('la')}`, 'content-type': 'application/json' },
           body: JSON.stringify(body),
         });
-      expect(await query({ query: 'DeviceProcessEvents | mv-expand x' })).toMatchObject({ status: 400, body: { error: { code: 'BadArgumentError', innererror: { code: 'SyntaxError' } } } });
-      expect(await query({ query: 'DeviceProcessEvents | where parse_url(FolderPath) == 1' })).toMatchObject({ status: 400, body: { error: { innererror: { code: 'SemanticError' } } } });
-      expect(await query({ query: 'DeviceProcessEvents | where FolderPath matches regex @"(?<=x)y"' })).toMatchObject({ status: 400, body: { error: { innererror: { message: expect.stringMatching(/lookaround/) } } } });
-      expect(await query({ query: 'DeviceProcessEvents | take 1', timespan: 'yesterday' })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/timespan/) } } });
+      expect(await query({ query: 'DeviceProcessEvents | mv-expand x' })).toMatchObject({
+        status: 400,
+        body: { error: { code: 'BadArgumentError', innererror: { code: 'SyntaxError' } } },
+      });
+      expect(await query({ query: 'DeviceProcessEvents | where parse_url(FolderPath) == 1' })).toMatchObject({
+        status: 400,
+        body: { error: { innererror: { code: 'SemanticError' } } },
+      });
+      expect(await query({ query: 'DeviceProcessEvents | where FolderPath matches regex @"(?<=x)y"' })).toMatchObject({
+        status: 400,
+        body: { error: { innererror: { message: expect.stringMatching(/lookaround/) } } },
+      });
+      expect(await query({ query: 'DeviceProcessEvents | take 1', timespan: 'yesterday' })).toMatchObject({
+        status: 400,
+        body: { error: { message: expect.stringMatching(/timespan/) } },
+      });
       expect(await query({ kql: 'DeviceProcessEvents' })).toMatchObject({ status: 400, body: { error: { code: 'BadArgumentError' } } });
-      expect(await query({ query: 'DeviceProcessEvents | count' })).toMatchObject({ status: 200, body: { tables: [{ name: 'PrimaryResult', columns: [{ name: 'Count', type: 'long' }], rows: [[0]] }] } });
+      expect(await query({ query: 'DeviceProcessEvents | count' })).toMatchObject({
+        status: 200,
+        body: { tables: [{ name: 'PrimaryResult', columns: [{ name: 'Count', type: 'long' }], rows: [[0]] }] },
+      });
     });
   });
 });

@@ -65,7 +65,10 @@ export type FakeSentinel = FakeSiem & {
   /** The stored rule as ARM returns it, or undefined. */
   rule(name: string): { name: string; etag: string; properties: Record<string, unknown> } | undefined;
   /** Sends a raw request to one of its servers (tests of what it refuses). */
-  send(server: 'login' | 'arm' | 'la', req: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: unknown; headers: http.IncomingHttpHeaders }>;
+  send(
+    server: 'login' | 'arm' | 'la',
+    req: { method: string; path: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{ status: number; body: unknown; headers: http.IncomingHttpHeaders }>;
   /** A valid bearer token for the resource (tests that call the fake directly). */
   issueToken(resource: 'arm' | 'la'): string;
 };
@@ -151,7 +154,10 @@ function defenderTables(): Map<string, Column[]> {
     const names = new Set(['TimeGenerated', 'Timestamp', 'DeviceId', 'DeviceName', 'ActionType', 'ReportId', ...Object.values(m.fields ?? {})]);
     tables.set(
       m.target,
-      [...names].map((name) => ({ name, type: (['TimeGenerated', 'Timestamp'].includes(name) ? 'datetime' : /Id$|Port$/.test(name) && name !== 'DeviceId' ? 'long' : 'string') as ColumnType })),
+      [...names].map((name) => ({
+        name,
+        type: (['TimeGenerated', 'Timestamp'].includes(name) ? 'datetime' : /Id$|Port$/.test(name) && name !== 'DeviceId' ? 'long' : 'string') as ColumnType,
+      })),
     );
   }
   return tables;
@@ -198,7 +204,11 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
 
   function login(method: string, url: URL, headers: http.IncomingHttpHeaders, body: string): Answer {
     const m = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
-    if (!m) return { status: 400, body: { error: 'invalid_request', error_description: `the fake identity platform serves POST /{tenant}/oauth2/v2.0/token only, not ${method} ${url.pathname}` } };
+    if (!m)
+      return {
+        status: 400,
+        body: { error: 'invalid_request', error_description: `the fake identity platform serves POST /{tenant}/oauth2/v2.0/token only, not ${method} ${url.pathname}` },
+      };
     if (method !== 'POST') return aadError(400, 'invalid_request', 900561, 'The endpoint only accepts POST requests.');
     if (url.search) return aadError(400, 'invalid_request', 900144, 'Client credentials belong in the form body, not the query string.');
     if (!(headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
@@ -208,9 +218,16 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
     const form = Object.fromEntries(new URLSearchParams(body));
     const parsed = tokenRequest.safeParse(form);
     if (!parsed.success) return aadError(400, 'invalid_request', 900144, `The request body is not a client credentials request: ${issues(parsed.error)}`);
-    if (parsed.data.client_id !== ids.client) return aadError(400, 'unauthorized_client', 700016, `Application with identifier '${parsed.data.client_id}' was not found in the directory.`);
+    if (parsed.data.client_id !== ids.client)
+      return aadError(400, 'unauthorized_client', 700016, `Application with identifier '${parsed.data.client_id}' was not found in the directory.`);
     if (credentialsExpired) return aadError(401, 'invalid_client', 7000222, `The provided client secret keys for app '${ids.client}' are expired.`);
-    if (parsed.data.client_secret !== ids.secret) return aadError(401, 'invalid_client', 7000215, 'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
+    if (parsed.data.client_secret !== ids.secret)
+      return aadError(
+        401,
+        'invalid_client',
+        7000215,
+        'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.',
+      );
     const resource = parsed.data.scope.slice(0, -'/.default'.length);
     if (resource !== base.arm && resource !== base.la) {
       return aadError(400, 'invalid_scope', 70011, `The provided value for the input parameter 'scope' is not valid. The scope ${parsed.data.scope} is not valid.`);
@@ -229,12 +246,21 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
     const token = tokens.get(m[1]!);
     if (!token) return error(401, 'InvalidAuthenticationToken', 'The access token is invalid.');
     if (token.exp <= Date.now()) return error(401, 'ExpiredAuthenticationToken', 'The access token expiry UTC time is earlier than current UTC time.');
-    if (token.aud !== audience) return error(401, 'InvalidAuthenticationTokenAudience', `The access token has been obtained for the wrong audience or resource '${token.aud}'. It should exactly match '${audience}'.`);
+    if (token.aud !== audience)
+      return error(
+        401,
+        'InvalidAuthenticationTokenAudience',
+        `The access token has been obtained for the wrong audience or resource '${token.aud}'. It should exactly match '${audience}'.`,
+      );
     return null;
   }
 
   // ------------------------------------------------------------------ ARM
-  const armError = (status: number, code: string, message: string, headers?: Record<string, string>): Answer => ({ status, body: { error: { code, message } }, ...(headers ? { headers } : {}) });
+  const armError = (status: number, code: string, message: string, headers?: Record<string, string>): Answer => ({
+    status,
+    body: { error: { code, message } },
+    ...(headers ? { headers } : {}),
+  });
   const rulesPath = () =>
     `/subscriptions/${ids.subscription}/resourceGroups/${ids.resourceGroup}/providers/Microsoft.OperationalInsights/workspaces/${ids.workspace}/providers/Microsoft.SecurityInsights/alertRules`;
   const resource = (r: StoredRule) => ({
@@ -250,9 +276,10 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
   function arm(method: string, url: URL, headers: http.IncomingHttpHeaders, body: string): Answer {
     const auth = bearer(headers, base.arm, armError);
     if (auth) return auth;
-    const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.OperationalInsights\/workspaces\/([^/]+)\/providers\/Microsoft\.SecurityInsights\/alertRules(?:\/([^/]+))?$/i.exec(
-      url.pathname,
-    );
+    const m =
+      /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.OperationalInsights\/workspaces\/([^/]+)\/providers\/Microsoft\.SecurityInsights\/alertRules(?:\/([^/]+))?$/i.exec(
+        url.pathname,
+      );
     if (!m) return armError(400, 'InvalidRequestPath', `The fake ARM serves Microsoft.SecurityInsights/alertRules of one workspace only, not ${method} ${url.pathname}`);
     const apiVersion = url.searchParams.get('api-version');
     if (apiVersion === null) return armError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
@@ -262,7 +289,8 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
     const [sub, rg, ws, ruleId] = [m[1]!, m[2]!, m[3]!, m[4]].map((s) => (s === undefined ? undefined : decodeURIComponent(s)));
     if (sub!.toLowerCase() !== ids.subscription) return armError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
     if (rg!.toLowerCase() !== ids.resourceGroup.toLowerCase()) return armError(404, 'ResourceGroupNotFound', `Resource group '${rg}' could not be found.`);
-    if (ws!.toLowerCase() !== ids.workspace.toLowerCase()) return armError(404, 'ResourceNotFound', `The Resource 'Microsoft.OperationalInsights/workspaces/${ws}' under resource group '${rg}' was not found.`);
+    if (ws!.toLowerCase() !== ids.workspace.toLowerCase())
+      return armError(404, 'ResourceNotFound', `The Resource 'Microsoft.OperationalInsights/workspaces/${ws}' under resource group '${rg}' was not found.`);
 
     if (ruleId === undefined) {
       if (method !== 'GET') return armError(405, 'MethodNotAllowed', `The alertRules collection takes GET only, not ${method}.`);
@@ -287,7 +315,8 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
         rules.delete(key);
         return { status: 200 };
       case 'PUT': {
-        if (!(headers['content-type'] ?? '').startsWith('application/json')) return armError(415, 'UnsupportedMediaType', `The content media type '${headers['content-type'] ?? ''}' is not supported. Only 'application/json' is supported.`);
+        if (!(headers['content-type'] ?? '').startsWith('application/json'))
+          return armError(415, 'UnsupportedMediaType', `The content media type '${headers['content-type'] ?? ''}' is not supported. Only 'application/json' is supported.`);
         let json: unknown;
         try {
           json = JSON.parse(body);
@@ -347,11 +376,15 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
   function la(method: string, url: URL, headers: http.IncomingHttpHeaders, body: string): Answer {
     const m = /^\/v1\/workspaces\/([^/]+)\/query$/.exec(url.pathname);
     if (!m) return laError(400, 'PathNotFoundError', `The fake Log Analytics serves POST /v1/workspaces/{workspaceId}/query only, not ${method} ${url.pathname}`);
-    const auth = bearer(headers, base.la, (status, code, message) => laError(status, code === 'AuthenticationFailed' ? 'AuthorizationRequiredError' : 'InvalidTokenError', message));
+    const auth = bearer(headers, base.la, (status, code, message) =>
+      laError(status, code === 'AuthenticationFailed' ? 'AuthorizationRequiredError' : 'InvalidTokenError', message),
+    );
     if (auth) return auth;
     if (method !== 'POST') return laError(400, 'BadArgumentError', `The fake Log Analytics takes queries by POST, not ${method}.`);
-    if (decodeURIComponent(m[1]!).toLowerCase() !== ids.workspaceId) return laError(404, 'WorkspaceNotFoundError', `The workspace could not be found: ${decodeURIComponent(m[1]!)}`);
-    if (!(headers['content-type'] ?? '').startsWith('application/json')) return laError(415, 'UnsupportedMediaTypeError', `Content-Type must be application/json, not ${headers['content-type'] ?? 'absent'}.`);
+    if (decodeURIComponent(m[1]!).toLowerCase() !== ids.workspaceId)
+      return laError(404, 'WorkspaceNotFoundError', `The workspace could not be found: ${decodeURIComponent(m[1]!)}`);
+    if (!(headers['content-type'] ?? '').startsWith('application/json'))
+      return laError(415, 'UnsupportedMediaTypeError', `Content-Type must be application/json, not ${headers['content-type'] ?? 'absent'}.`);
     let json: unknown;
     try {
       json = JSON.parse(body);
@@ -367,7 +400,10 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
     }
     try {
       const result = runKql(req.data.query, workspace(span));
-      const columns = result.columns.map((c) => ({ name: c.name, type: c.type === 'long' && result.rows.some((r) => typeof r[c.name] === 'number' && !Number.isInteger(r[c.name])) ? 'real' : c.type }));
+      const columns = result.columns.map((c) => ({
+        name: c.name,
+        type: c.type === 'long' && result.rows.some((r) => typeof r[c.name] === 'number' && !Number.isInteger(r[c.name])) ? 'real' : c.type,
+      }));
       return { status: 200, body: { tables: [{ name: 'PrimaryResult', columns, rows: result.rows.map((r) => result.columns.map((c) => wireValue(r[c.name]))) }] } };
     } catch (err) {
       if (err instanceof KqlError) return laError(400, 'BadArgumentError', 'The request had some invalid properties', { code: err.code, message: err.message });
@@ -385,7 +421,11 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
   function faultAnswer(role: Role, f: Fault): Answer {
     const headers = f.retryAfterSeconds !== undefined ? { 'retry-after': String(f.retryAfterSeconds) } : undefined;
     const status = f.status!;
-    if (role === 'login') return { ...aadError(status, status === 429 ? 'temporarily_unavailable' : 'server_error', 50196, 'The server is temporarily unavailable.'), ...(headers ? { headers } : {}) };
+    if (role === 'login')
+      return {
+        ...aadError(status, status === 429 ? 'temporarily_unavailable' : 'server_error', 50196, 'The server is temporarily unavailable.'),
+        ...(headers ? { headers } : {}),
+      };
     const code = status === 429 ? 'TooManyRequests' : status === 401 ? 'ExpiredAuthenticationToken' : status === 503 ? 'ServiceUnavailable' : 'InternalServerError';
     const message = status === 429 ? 'The request was throttled. Retry after the period given in Retry-After.' : `The fake answered ${status} as it was told to.`;
     return role === 'arm' ? armError(status, code, message, headers) : { ...laError(status, code, message), ...(headers ? { headers } : {}) };
@@ -416,7 +456,9 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
         const answer = () => {
           if (fault?.status !== undefined) return faultAnswer(role, fault);
           if (credentialsExpired && role !== 'login') {
-            return role === 'arm' ? armError(401, 'ExpiredAuthenticationToken', 'The access token expiry UTC time is earlier than current UTC time.') : laError(401, 'InvalidTokenError', 'The provided authentication is not valid for this resource.');
+            return role === 'arm'
+              ? armError(401, 'ExpiredAuthenticationToken', 'The access token expiry UTC time is earlier than current UTC time.')
+              : laError(401, 'InvalidTokenError', 'The provided authentication is not valid for this resource.');
           }
           const f = role === 'login' ? login : role === 'arm' ? arm : la;
           return f(method, url, req.headers, body);
@@ -620,4 +662,3 @@ function parseTimespan(value: string): { from: Date; to: Date } | null {
   if (da !== null && tb !== null) return { from: new Date(tb - da), to: new Date(tb) };
   return null;
 }
-

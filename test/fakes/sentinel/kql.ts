@@ -46,7 +46,27 @@ type Tok =
   | { k: 'eof'; at: number };
 
 const OPS = ['==', '!=', '=~', '!~', '<=', '>=', '..', '<', '>', '=', '|', '(', ')', '[', ']', ',', ';', ':', '.', '*', '+', '-', '/', '%', '!', '~'];
-const SPAN_UNITS: Record<string, number> = { d: 86_400_000, day: 86_400_000, days: 86_400_000, h: 3_600_000, hr: 3_600_000, hrs: 3_600_000, hour: 3_600_000, hours: 3_600_000, m: 60_000, min: 60_000, minute: 60_000, minutes: 60_000, s: 1000, sec: 1000, second: 1000, seconds: 1000, ms: 1, milli: 1, millis: 1 };
+const SPAN_UNITS: Record<string, number> = {
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hrs: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  ms: 1,
+  milli: 1,
+  millis: 1,
+};
 const RAW_CALLS = new Set(['datetime', 'dynamic', 'timespan', 'guid']);
 
 function tokenize(text: string): Tok[] {
@@ -184,7 +204,22 @@ interface Tabular {
 type Statement = { t: 'let'; name: string; tabular?: Tabular; scalar?: Expr } | { t: 'query'; q: Tabular };
 
 const STRING_OPS = ['contains', 'contains_cs', 'startswith', 'startswith_cs', 'endswith', 'endswith_cs', 'has', 'has_cs', 'hasprefix', 'hassuffix'];
-const TYPES: ReadonlySet<string> = new Set(['string', 'long', 'int', 'real', 'double', 'bool', 'boolean', 'datetime', 'date', 'timespan', 'time', 'dynamic', 'guid', 'decimal']);
+const TYPES: ReadonlySet<string> = new Set([
+  'string',
+  'long',
+  'int',
+  'real',
+  'double',
+  'bool',
+  'boolean',
+  'datetime',
+  'date',
+  'timespan',
+  'time',
+  'dynamic',
+  'guid',
+  'decimal',
+]);
 
 class Parser {
   private i = 0;
@@ -616,7 +651,8 @@ function sourceTable(s: Source, ctx: Ctx): KqlTable {
     const row: Record<string, KqlValue> = {};
     s.columns.forEach((c, i) => {
       const v = values[r + i]!;
-      if (v !== null && !fitsType(v, c.type)) throw new KqlError('SemanticError', `datatable: value ${JSON.stringify(String(v))} of row ${r / s.columns.length + 1} is not of column ${c.name}'s type ${c.type}`);
+      if (v !== null && !fitsType(v, c.type))
+        throw new KqlError('SemanticError', `datatable: value ${JSON.stringify(String(v))} of row ${r / s.columns.length + 1} is not of column ${c.name}'s type ${c.type}`);
       row[c.name] = v;
     });
     rows.push(row);
@@ -945,10 +981,10 @@ const FUNCTIONS: Readonly<Record<string, Fn>> = {
     const from = Math.max(0, Number(start));
     return len === undefined || len === null ? text.slice(from) : text.slice(from, from + Number(len));
   },
-  tolong: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!)))) ? null : Math.trunc(Number(scalarOf(v!))),
-  toint: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!)))) ? null : Math.trunc(Number(scalarOf(v!))),
-  todouble: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!)))) ? null : Number(scalarOf(v!)),
-  toreal: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!)))) ? null : Number(scalarOf(v!)),
+  tolong: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!))) ? null : Math.trunc(Number(scalarOf(v!)))),
+  toint: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!))) ? null : Math.trunc(Number(scalarOf(v!)))),
+  todouble: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!))) ? null : Number(scalarOf(v!))),
+  toreal: ([v]) => (v === null || v === '' || Number.isNaN(Number(scalarOf(v!))) ? null : Number(scalarOf(v!))),
   long: ([v]) => (v === null ? null : Number(v)),
   int: ([v]) => (v === null ? null : Number(v)),
   real: ([v]) => (v === null ? null : Number(v)),

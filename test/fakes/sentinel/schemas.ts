@@ -91,9 +91,16 @@ export const scheduledRuleProperties = z
     alertRuleTemplateName: z.string().optional(),
     templateVersion: z.string().optional(),
     incidentConfiguration: z.object({ createIncident: z.boolean(), groupingConfiguration: groupingConfiguration.optional() }).strict().optional(),
-    eventGroupingSettings: z.object({ aggregationKind: z.enum(['SingleAlert', 'AlertPerResult']).optional() }).strict().optional(),
+    eventGroupingSettings: z
+      .object({ aggregationKind: z.enum(['SingleAlert', 'AlertPerResult']).optional() })
+      .strict()
+      .optional(),
     customDetails: z.record(z.string(), z.string()).optional(),
-    entityMappings: z.array(z.object({ entityType: z.string().optional(), fieldMappings: z.array(z.object({ identifier: z.string().optional(), columnName: z.string().optional() })).optional() })).optional(),
+    entityMappings: z
+      .array(
+        z.object({ entityType: z.string().optional(), fieldMappings: z.array(z.object({ identifier: z.string().optional(), columnName: z.string().optional() })).optional() }),
+      )
+      .optional(),
     alertDetailsOverride: z.record(z.string(), z.unknown()).optional(),
     /** readOnly: accepted and ignored, as ARM does. */
     lastModifiedUtc: z.string().optional(),
