@@ -30,6 +30,7 @@ export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId
     ...(compiled.logsource ? { logsource: compiled.logsource } : {}),
     title: rule.title,
     ...(rule.level ? { level: rule.level } : {}),
+    ...(rule.tags.length ? { tags: rule.tags } : {}),
   };
 }
 

@@ -27,7 +27,8 @@ export function queryHash(query: string): string {
   return createHash('sha256').update(query, 'utf8').digest('hex').slice(0, 16);
 }
 
-const MARKER = /\[detflow deployment=([0-9a-f-]{36}) tenant=([0-9a-f-]{36}) target=([0-9a-f-]{36}) version=(\d+) query=([0-9a-f]{16})\]\s*$/;
+// Tenant ids are slugs (`default`, `acme-soc`); deployment and target ids are UUIDs.
+const MARKER = /\[detflow deployment=([0-9a-f-]{36}) tenant=([A-Za-z0-9_.-]{1,128}) target=([0-9a-f-]{36}) version=(\d+) query=([0-9a-f]{16})\]\s*$/;
 
 export function formatMarker(m: DeployedMarker): string {
   return `[detflow deployment=${m.deploymentId} tenant=${m.tenantId} target=${m.targetId} version=${m.version} query=${m.queryHash}]`;

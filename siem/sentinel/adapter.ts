@@ -31,7 +31,7 @@ import { SiemHttpClient } from '../remote/http-client';
 import type { RemoteAdapter, RemoteTargetBinding } from '../remote/remote-kind';
 import { fillDays, liveSlice, sliceWindow } from '../remote/windows';
 import { ArmAlertRules, type AlertRuleResource, type ScheduledRuleProperties, type SentinelSeverity } from './arm-client';
-import { sentinelAttack, type SentinelAttack } from './attack';
+import { sentinelAttack } from './attack';
 import { AzureTokenProvider } from './azure-token';
 import type { SentinelConnection } from './connection';
 import { FIXTURE_COLUMN, fixtureQuery, queryTable } from './fixture-table';
@@ -50,8 +50,6 @@ import { kqlDatetime, kqlLiteral, LogAnalyticsQuery, type QueryRow } from './log
 const MAX_QUERY_CHARS = 10_000;
 /** How long a triggered rule stays quiet when suppression is on (detflow leaves suppression off). */
 const SUPPRESSION_DURATION = 'PT5H';
-/** ATT&CK mappings of the rules this adapter compiled lately, by query text (see `deploy`). */
-const ATTACK_MEMORY = 1000;
 
 const SEVERITY: Readonly<Record<string, SentinelSeverity>> = {
   informational: 'Informational',
@@ -70,7 +68,6 @@ export class SentinelAdapter implements RemoteAdapter {
   private readonly logs: LogAnalyticsQuery;
   private readonly connection: SentinelConnection;
   private readonly now: () => Date;
-  private readonly attack = new Map<string, SentinelAttack>();
 
   constructor(binding: RemoteTargetBinding<SentinelConnection>) {
     const c = binding.connection;
@@ -132,7 +129,6 @@ export class SentinelAdapter implements RemoteAdapter {
         ],
       };
     }
-    this.remember(query, sentinelAttack(rule.tags));
     const ls: { product?: string; category?: string; service?: string } = {};
     if (rule.logsource.product !== undefined) ls.product = rule.logsource.product;
     if (rule.logsource.category !== undefined) ls.category = rule.logsource.category;
@@ -412,7 +408,7 @@ export class SentinelAdapter implements RemoteAdapter {
   }
 
   private properties(rule: CompiledRule, marker: DeployedMarker): ScheduledRuleProperties {
-    const attack = this.attack.get(rule.query) ?? { tactics: [], techniques: [] };
+    const attack = sentinelAttack(rule.tags ?? []);
     const title = rule.title ?? objectName(rule.ruleId);
     return {
       displayName: title.slice(0, 256),
@@ -429,16 +425,6 @@ export class SentinelAdapter implements RemoteAdapter {
       tactics: attack.tactics,
       techniques: attack.techniques,
     };
-  }
-
-  /**
-   * A CompiledRule carries no tags, so the ATT&CK mapping made at compile time is kept by query
-   * text: deploy compiles the rule on this same adapter just before it deploys it.
-   */
-  private remember(query: string, attack: SentinelAttack): void {
-    this.attack.delete(query);
-    this.attack.set(query, attack);
-    if (this.attack.size > ATTACK_MEMORY) this.attack.delete(this.attack.keys().next().value!);
   }
 }
 

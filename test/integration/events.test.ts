@@ -67,15 +67,16 @@ describe('POST /events (local event store ingestion)', () => {
 
   it('checks the target, its kind, the permission and the environment', async () => {
     expect((await ingest(ev(1), '?target=nope')).status).toBe(404);
-    await svc.request('POST', '/api/v1/settings/targets', {
+    const splunk = await svc.request('POST', '/api/v1/settings/targets', {
       body: {
         name: 'splunk',
         kind: 'splunk',
         environment: 'prod',
-        connection: {},
+        connection: { management_url: 'https://splunk.example:8089', token: 'a-token' },
         cost_model: { currency: 'USD', price_per_gb_scanned: 1, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 },
       },
     });
+    expect(splunk.status).toBe(201);
     expect((await ingest(ev(1), '?target=splunk')).status).toBe(400);
     const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });
     expect((await ingest(ev(1), '', 'application/x-ndjson', reader.token)).status).toBe(403);

@@ -44,7 +44,7 @@ describe('POST /rules/lint', () => {
         name: 'splunk-prod',
         kind: 'splunk',
         environment: 'prod',
-        connection: { url: 'https://splunk.example:8089', token: 'very-secret' },
+        connection: { management_url: 'https://splunk.example:8089', token: 'very-secret' },
         cost_model: { currency: 'USD', price_per_gb_scanned: 0.5, triage_minutes_per_alert: 10, cost_per_analyst_hour: 90 },
       },
     });

@@ -148,6 +148,8 @@ describe('sentinel adapter against the fake Azure', () => {
       query: result.query,
       ...(result.logsource ? { logsource: result.logsource } : {}),
       title: rule.title,
+      // As domain/rules/rule-compilation.ts fills it: the tags the ATT&CK mapping is written from.
+      tags: rule.tags,
       ...(rule.level ? { level: rule.level } : {}),
     };
   }
