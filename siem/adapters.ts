@@ -118,7 +118,8 @@ export function adapterFor(adapters: SiemAdapters, target: TargetRef): SiemAdapt
     throw new TargetMisconfigured(target.name, parsed.error.issues.map((i) => `${i.path.join('.') || 'connection'}: ${i.message}`).join('; '));
   }
   const adapter = kind.create({ targetId: target.id, targetName: target.name, connection: parsed.data, now: adapters.now });
-  cached?.adapter.close();
+  // Calls still running on the replaced adapter keep their connections a while.
+  if (cached) setTimeout(() => cached.adapter.close(), 60_000).unref();
   adapters.remote.set(target.id, { settings, adapter });
   return adapter;
 }

@@ -9,6 +9,12 @@ const { listDriftTargets, checkTargetDrift } = proxyActivities<DriftActivities>(
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 4 },
 });
 
+// A check someone waits for through the API: two attempts, then the answer (a 503 saying why).
+const interactive = proxyActivities<DriftActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '10 seconds', maximumAttempts: 2 },
+});
+
 export type DriftCheckInput = {
   /** One target (a check asked for through the API); every target with something deployed when absent (the schedule). */
   targetId?: string;
@@ -27,7 +33,7 @@ export async function DriftCheck(input: DriftCheckInput = {}): Promise<DriftChec
   for (const { targetId } of targets) {
     let result: TargetDriftOutcome;
     try {
-      result = await checkTargetDrift({ targetId });
+      result = await (input.targetId ? interactive.checkTargetDrift : checkTargetDrift)({ targetId });
     } catch (err) {
       if (input.targetId) throw err;
       log.warn('drift check of a target failed', { targetId, error: (err as Error).message });

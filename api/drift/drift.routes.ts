@@ -29,7 +29,7 @@ export function driftRoutes(deps: ApiDeps) {
       operationId: 'checkTargetDrift',
       summary: 'Check a target for drift now (new drift is notified as deployment.drifted)',
       tag: 'deployments',
-      permission: 'operator',
+      permission: 'deploy',
       scope: { kind: 'object', object: 'target', param: 'name' },
       params: NameParams,
       responses: {

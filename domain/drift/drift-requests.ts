@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, WorkflowFailedError } from '@temporalio/client';
 import type { DriftCheck } from '../../workflows/drift-check';
 import type { RestoreDeployment } from '../../workflows/restore-deployment';
 import { FailureType, KIND, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
@@ -86,6 +86,7 @@ async function answerOf<T>(what: string, run: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
+    if (cause instanceof TimeoutFailure) throw unavailable(`${what}: the SIEM did not answer in time`, 30);
     if (!(cause instanceof ApplicationFailure)) throw err;
     if (cause.type === 'SiemUnavailable') throw unavailable(`${what}: ${cause.message}`, 30);
     const refusals: readonly string[] = [

@@ -21,12 +21,33 @@ export type TargetSettings = {
   costModel: TargetCostModel;
 };
 
+/** Settings that say where a target's credentials are sent, or whom they are trusted to: addresses and the CA bundle. */
+const ADDRESS_KEY = /(_url|_host|^url|^host|^ca_bundle)$/;
+
 /**
  * Refuses connection settings the target's kind cannot work with, each at its own pointer, before
  * anything is stored. A credential sent back masked keeps the stored one (`hasStored`), so it is
  * checked as present.
  */
-function checkConnection(kind: string, connection: ConnectionSettings, hasStored: (key: string) => boolean = () => false): void {
+function checkConnection(kind: string, connection: ConnectionSettings, stored: Readonly<Record<string, unknown>> = {}): void {
+  const hasStored = (key: string) => typeof stored[key] === 'string';
+  const masked = Object.keys(connection).filter((k) => isCredentialKey(k) && connection[k] === MASKED_CREDENTIAL);
+  const unknown = masked.filter((k) => !hasStored(k));
+  if (unknown.length) {
+    throw invalidRequest(
+      `${unknown.join(', ')}: "${MASKED_CREDENTIAL}" keeps a stored credential, and this target has none under that name; give the credential itself`,
+      unknown.map((k) => ({ pointer: `/body/connection/${k}`, message: 'no stored credential to keep' })),
+    );
+  }
+  // A kept credential goes only where it went before: with a new address or CA it must be given
+  // again, or a token allowed to edit the target could send the stored one to a host of its choice.
+  const moved = Object.keys({ ...connection, ...stored }).filter((k) => ADDRESS_KEY.test(k) && String(connection[k] ?? '') !== String(stored[k] ?? ''));
+  if (masked.length && moved.length) {
+    throw invalidRequest(
+      `${moved.join(', ')} changed: give ${masked.join(', ')} again (a stored credential is kept only for the addresses and CA it was given for)`,
+      masked.map((k) => ({ pointer: `/body/connection/${k}`, message: 'give the credential again with the new address' })),
+    );
+  }
   const remote = remoteKind(kind);
   if (!remote) return;
   const probe = Object.fromEntries(Object.entries(connection).map(([k, v]) => [k, isCredentialKey(k) && v === MASKED_CREDENTIAL && hasStored(k) ? 'stored-credential' : v]));
@@ -88,7 +109,7 @@ export async function replaceTarget(deps: DomainDeps, auth: Actor, name: string,
   const { db } = deps.database;
   const row = await findTarget(db, auth, name);
   if (settings.name !== row.name || settings.kind !== row.kind) throw conflict('A target keeps its name and kind; create a new target instead');
-  checkConnection(settings.kind, settings.connection, (key) => typeof row.connection[key] === 'string');
+  checkConnection(settings.kind, settings.connection, row.connection);
   await checkEnvironment(db, auth, settings.environment);
   const [updated] = await db
     .update(targets)

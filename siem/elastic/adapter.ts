@@ -26,7 +26,7 @@ import {
   type WindowCountResult,
   type WindowSearchResult,
 } from '../adapter';
-import { describeDeployment, NAME_PREFIX, objectName, queryHash, readMarker } from '../remote/deployed-marker';
+import { describeDeployment, NAME_PREFIX, objectName, ownedOrUnmarked, queryHash, readMarker, refuseForeignObject } from '../remote/deployed-marker';
 import { credentialValues } from '../remote/credentials';
 import { SiemHttpClient } from '../remote/http-client';
 import type { RemoteAdapter, RemoteTargetBinding } from '../remote/remote-kind';
@@ -204,6 +204,7 @@ export class ElasticAdapter implements RemoteAdapter {
     const body = ruleBody(rule, describeDeployment(rule.title, marker), this.connection);
     const existing = await this.kibana.getRule(name);
     const previous = readMarker(existing?.description);
+    refuseForeignObject('elastic', name, previous, request);
     const deployment = (at: KibanaRule | null): DeployedRule => ({
       deploymentId: request.deploymentId,
       tenantId: request.tenantId,
@@ -261,10 +262,10 @@ export class ElasticAdapter implements RemoteAdapter {
    * have removed the tag): the whole space is listed, page by page, and filtered here, because the
    * documented `_find` filter fields do not include `rule_id`.
    */
-  async inventory(_tenantId: string, _targetId: string): Promise<TargetObject[]> {
+  async inventory(tenantId: string, targetId: string): Promise<TargetObject[]> {
     const rules = await this.kibana.findRules();
     return rules
-      .filter((r) => r.rule_id.startsWith(NAME_PREFIX))
+      .filter((r) => r.rule_id.startsWith(NAME_PREFIX) && ownedOrUnmarked(readMarker(r.description), tenantId, targetId))
       .map((r) => {
         const m = readMarker(r.description);
         const query = r.query ?? '';

@@ -1,11 +1,11 @@
-import { isSiemRequestError } from '../remote/errors';
+import { isSiemRequestError, SiemRequestError } from '../remote/errors';
 import type { SiemHttpClient } from '../remote/http-client';
 
 /**
  * The Elasticsearch REST calls the adapter makes: ES|QL (`POST /_query`), a fixture index's life
  * (`PUT /<index>`, `POST /<index>/_bulk`, `DELETE /<index>`) and a search of the alerts index.
  * Sent through the target's SiemHttpClient with `Authorization: ApiKey …` and JSON (NDJSON for
- * bulk) content types; see docs/decisions/0061b for why not the official client.
+ * bulk) content types; see docs/decisions/0064 for why not the official client.
  */
 
 export interface EsqlColumn {
@@ -80,7 +80,7 @@ export class EsClient {
     });
     if (res.body.errors) {
       const failed = res.body.items.find((i) => i.index?.error)?.index?.error;
-      throw new Error(`Elasticsearch refused a fixture event: ${failed?.type ?? 'error'}: ${failed?.reason ?? 'no reason given'}`);
+      throw new SiemRequestError('elastic', 'rejected', `Elasticsearch refused a fixture event: ${failed?.type ?? 'error'}: ${failed?.reason ?? 'no reason given'}`);
     }
   }
 

@@ -1,3 +1,5 @@
+import { SiemRequestError } from '../remote/errors';
+
 /**
  * The few edits the adapter makes to the ES|QL a rule compiles to (`FROM <index> | WHERE …`): the
  * metadata fields the ES|QL rule type needs, another source (a setting's index patterns, a
@@ -29,7 +31,7 @@ export function splitEsql(query: string): EsqlParts | null {
 
 function parts(query: string): EsqlParts {
   const p = splitEsql(query);
-  if (!p) throw new Error(`not an ES|QL query of the form FROM <index> | …: ${query.slice(0, 80)}`);
+  if (!p) throw new SiemRequestError('elastic', 'rejected', `not an ES|QL query of the form FROM <index> | …: ${query.slice(0, 80)}`);
   return p;
 }
 

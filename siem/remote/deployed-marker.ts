@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { TargetKind } from '../adapter';
+import { SiemRequestError } from './errors';
 
 /**
  * How detflow recognises what it deployed on a remote SIEM. Each rule has one object there, named
@@ -43,4 +45,22 @@ export function readMarker(description: string | undefined | null): DeployedMark
   const m = MARKER.exec(description ?? '');
   if (!m) return null;
   return { deploymentId: m[1]!, tenantId: m[2]!, targetId: m[3]!, version: Number(m[4]), queryHash: m[5]! };
+}
+
+/**
+ * Refuses to write over an object another detflow target deployed: two targets pointed at the same
+ * SIEM namespace (app, space, workspace) would otherwise replace each other's rules back and forth.
+ */
+export function refuseForeignObject(kind: TargetKind, name: string, marker: DeployedMarker | null, request: { tenantId: string; targetId: string }): void {
+  if (!marker || (marker.tenantId === request.tenantId && marker.targetId === request.targetId)) return;
+  throw new SiemRequestError(
+    kind,
+    'rejected',
+    `${kind}: ${name} on the SIEM is deployment ${marker.deploymentId} of another detflow target (${marker.targetId}); two targets on one ${kind} namespace would overwrite each other's rules — give each target its own app, space or workspace`,
+  );
+}
+
+/** Whether an object belongs to this target in an inventory: its marker names it, or it carries none (then it is this target's to report). */
+export function ownedOrUnmarked(marker: DeployedMarker | null, tenantId: string, targetId: string): boolean {
+  return !marker || (marker.tenantId === tenantId && marker.targetId === targetId);
 }

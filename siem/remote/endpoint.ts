@@ -1,11 +1,13 @@
 import net from 'node:net';
 
-/** Host names that always resolve to this machine. */
-const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost']);
-
+/**
+ * A loopback address, or `localhost` itself (which Node resolves without DNS). Other names that
+ * usually mean this machine (`*.localhost`, `ip6-localhost`) are refused: where /etc/hosts lacks
+ * them they go to DNS, and a credential would cross the network in clear.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return true;
+  if (host === 'localhost') return true;
   if (net.isIPv4(host)) return host.startsWith('127.');
   if (net.isIPv6(host)) return host === '::1' || host === '0:0:0:0:0:0:0:1';
   return false;

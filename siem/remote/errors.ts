@@ -61,6 +61,9 @@ export function parseRetryAfter(value: string | undefined, now: Date = new Date(
   if (value === undefined || value.trim() === '') return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP date names its weekday and GMT (RFC 9110 §5.6.7); anything else (`1.5`, `-1`) would
+  // be read by Date.parse as some year long past, i.e. "retry now".
+  if (!/^[A-Za-z]{3,9},? .*GMT$|^[A-Za-z]{3} [A-Za-z]{3} +\d/.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now.getTime());

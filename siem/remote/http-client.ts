@@ -104,7 +104,9 @@ export class SiemHttpClient {
           }
           const retryAfterHeader = res.headers['retry-after'];
           const retryAfterMs = parseRetryAfter(Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader);
-          const vendorMessage = this.redact(this.options.vendorMessage?.(body, res.headers['content-type']) ?? body.slice(0, 500));
+          // Redacted whole, before any cut: a cut inside a credential would leave its start behind.
+          const safeBody = this.redact(body, req);
+          const vendorMessage = this.options.vendorMessage?.(safeBody, res.headers['content-type']) ?? safeBody.slice(0, 500);
           const failure = failureOfStatus(status, retryAfterMs !== undefined);
           reject(
             this.error(failure, req, `answered ${status}${vendorMessage ? `: ${vendorMessage}` : ''}`, {
@@ -115,10 +117,13 @@ export class SiemHttpClient {
           );
         });
       });
-      r.setTimeout(timeoutMs, () => r.destroy(new TimeoutError(timeoutMs)));
+      // From the request to the answer's last byte: an answer trickled slowly ends too.
+      const deadline = setTimeout(() => r.destroy(new TimeoutError(timeoutMs)), timeoutMs);
+      r.on('close', () => clearTimeout(deadline));
       r.on('error', (err) => {
+        clearTimeout(deadline);
         if (err instanceof TimeoutError) reject(this.error('timeout', req, `did not answer within ${timeoutMs} ms`));
-        else reject(this.error('unavailable', req, `could not be reached: ${this.redact(err.message)}`));
+        else reject(this.error('unavailable', req, `could not be reached: ${this.redact(err.message, req)}`));
       });
       if (req.body !== undefined) r.write(req.body);
       r.end();
@@ -130,10 +135,23 @@ export class SiemHttpClient {
     return new SiemRequestError(this.options.kind, failure, `${this.options.kind} target ${this.options.target}: ${req.method} ${url.origin}${url.pathname} ${what}`, details);
   }
 
-  /** Removes every credential of the target from a text that may be shown or logged. */
-  redact(text: string): string {
+  /**
+   * Removes every credential of the target from a text that may be shown or logged: as configured,
+   * URL-encoded and base64-encoded, and whatever the request itself sent as its Authorization
+   * (a token obtained at run time, an encoded Basic pair).
+   */
+  redact(text: string, req?: HttpRequest): string {
+    const secrets = new Set<string>();
+    for (const s of this.options.secrets ?? []) {
+      secrets.add(s);
+      secrets.add(encodeURIComponent(s));
+      secrets.add(Buffer.from(s, 'utf8').toString('base64'));
+    }
+    const authorization = Object.entries(req?.headers ?? {}).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
+    if (authorization) secrets.add(authorization.replace(/^\S+\s+/, ''));
     let out = text;
-    for (const s of this.options.secrets ?? []) if (s.length >= 4) out = out.split(s).join('********');
+    // Longest first, so a secret that contains another is removed whole.
+    for (const s of [...secrets].sort((a, b) => b.length - a.length)) if (s.length >= 4) out = out.split(s).join('********');
     return out;
   }
 }

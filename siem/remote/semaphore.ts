@@ -8,13 +8,16 @@ export class Semaphore {
   }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
+    // A released slot passes straight to the first waiter (the count never drops in between), so
+    // no newcomer slips past the queue and the limit holds.
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
+    else this.active++;
     try {
       return await task();
     } finally {
-      this.active--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
     }
   }
 

@@ -25,8 +25,8 @@ import type {
   WindowSearchResult,
 } from '../adapter';
 import { credentialValues } from '../remote/credentials';
-import { describeDeployment, NAME_PREFIX, objectName, queryHash, readMarker, type DeployedMarker } from '../remote/deployed-marker';
-import { isSiemRequestError } from '../remote/errors';
+import { describeDeployment, NAME_PREFIX, objectName, ownedOrUnmarked, queryHash, readMarker, refuseForeignObject, type DeployedMarker } from '../remote/deployed-marker';
+import { isSiemRequestError, SiemRequestError } from '../remote/errors';
 import { SiemHttpClient } from '../remote/http-client';
 import type { RemoteAdapter, RemoteTargetBinding } from '../remote/remote-kind';
 import { fillDays, liveSlice, sliceWindow } from '../remote/windows';
@@ -249,6 +249,7 @@ export class SentinelAdapter implements RemoteAdapter {
     for (let attempt = 0; ; attempt++) {
       const existing = await this.rules.get(name);
       const previous = readMarker(existing?.properties.description);
+      refuseForeignObject('sentinel', name, previous, request);
       const superseded = previous && previous.tenantId === request.tenantId && previous.deploymentId !== request.deploymentId ? previous.deploymentId : null;
       if (
         existing &&
@@ -298,8 +299,9 @@ export class SentinelAdapter implements RemoteAdapter {
     return deployed;
   }
 
-  async inventory(_tenantId: string, _targetId: string): Promise<TargetObject[]> {
-    return (await this.detflowRules()).map((r) => {
+  async inventory(tenantId: string, targetId: string): Promise<TargetObject[]> {
+    const mine = (await this.detflowRules()).filter((r) => ownedOrUnmarked(readMarker(r.properties.description), tenantId, targetId));
+    return mine.map((r) => {
       const m = readMarker(r.properties.description);
       const query = r.properties.query ?? '';
       return {
@@ -431,7 +433,7 @@ export class SentinelAdapter implements RemoteAdapter {
 /** The table the rule's query reads (compiled queries start with it). */
 function tableOf(rule: CompiledRule): string {
   const split = queryTable(rule.query);
-  if (!split) throw new Error(`sentinel: rule ${rule.ruleId}'s query does not start with a table name`);
+  if (!split) throw new SiemRequestError('sentinel', 'rejected', `sentinel: rule ${rule.ruleId}'s query does not start with a table name`);
   return split.table;
 }
 

@@ -7,7 +7,7 @@ import { formBody, type SiemHttpClient } from '../remote/http-client';
  * and secret, and `scope={resource}/.default`. One token per scope (ARM and Log Analytics are two
  * resources), kept until shortly before it expires; concurrent callers share one request.
  *
- * Not MSAL / @azure/identity (docs/decisions/0061c): every request has to go through the target's
+ * Not MSAL / @azure/identity (docs/decisions/0065): every request has to go through the target's
  * SiemHttpClient (CA bundle, timeout, concurrency cap, redaction), the authority is a setting that
  * may be a sovereign or on-premises host where MSAL's instance discovery does not apply, and the
  * Azure core pipeline refuses bearer tokens over plain http, which the loopback fake speaks.

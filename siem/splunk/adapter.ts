@@ -24,7 +24,8 @@ import {
   type WindowCountResult,
   type WindowSearchResult,
 } from '../adapter';
-import { describeDeployment, NAME_PREFIX, objectName, queryHash, readMarker, type DeployedMarker } from '../remote/deployed-marker';
+import { isSiemRequestError } from '../remote/errors';
+import { describeDeployment, NAME_PREFIX, objectName, ownedOrUnmarked, queryHash, readMarker, refuseForeignObject, type DeployedMarker } from '../remote/deployed-marker';
 import type { RemoteAdapter, RemoteTargetBinding } from '../remote/remote-kind';
 import { daysOf, fillDays, liveSlice, sliceWindow } from '../remote/windows';
 import { SplunkClient, type SplunkEntry } from './client';
@@ -212,6 +213,7 @@ export class SplunkAdapter implements RemoteAdapter {
     const description = describeDeployment(rule.title, marker);
     const existing = await this.savedSearch(name);
     const previous = existing ? readMarker(existing.content.description) : null;
+    refuseForeignObject('splunk', name, previous, request);
     const superseded = previous && previous.deploymentId !== request.deploymentId ? previous.deploymentId : null;
     const deployment = (deployedAt: Date): DeployedRule => ({
       deploymentId: request.deploymentId,
@@ -244,9 +246,21 @@ export class SplunkAdapter implements RemoteAdapter {
       'alert.severity': SEVERITY[rule.level ?? ''] ?? 3,
       actions: this.connection.alert_action ?? '',
     };
-    const written = existing
-      ? await this.client.post<{ entry?: Array<SplunkEntry<SavedSearchContent>> }>(this.savedSearchPath(name), fields)
-      : await this.client.post<{ entry?: Array<SplunkEntry<SavedSearchContent>> }>(this.client.ns('saved/searches'), { name, ...fields });
+    type Written = { entry?: Array<SplunkEntry<SavedSearchContent>> };
+    const update = () => this.client.post<Written>(this.savedSearchPath(name), fields);
+    let written;
+    if (existing) written = await update();
+    else {
+      try {
+        written = await this.client.post<Written>(this.client.ns('saved/searches'), { name, ...fields });
+      } catch (err) {
+        // Created meanwhile (an earlier attempt whose answer was lost, still settling): update it.
+        if (!(isSiemRequestError(err) && err.details.status === 409)) throw err;
+        const now = await this.savedSearch(name);
+        refuseForeignObject('splunk', name, now ? readMarker(now.content.description) : null, request);
+        written = await update();
+      }
+    }
     const entry = written.body?.entry?.[0];
     return { changed: true, deployment: deployment(entry ? this.updatedAt(entry) : this.binding.now()), superseded };
   }
@@ -287,8 +301,9 @@ export class SplunkAdapter implements RemoteAdapter {
   }
 
   /** Every saved search named `detflow-*` in the target's app, with what its marker and its search say. */
-  async inventory(_tenantId: string, _targetId: string): Promise<TargetObject[]> {
-    return (await this.detflowSearches()).map((e) => {
+  async inventory(tenantId: string, targetId: string): Promise<TargetObject[]> {
+    const mine = (await this.detflowSearches()).filter((e) => ownedOrUnmarked(readMarker(e.content.description), tenantId, targetId));
+    return mine.map((e) => {
       const m = readMarker(e.content.description);
       const search = e.content.search ?? '';
       const query = queryOfDeployedSearch(this.indexes, search);

@@ -86,7 +86,7 @@ describe('drift detection on the local target', () => {
     expect((await check()).items).toEqual([]);
   });
 
-  it('refuses what the token may not do: restore needs deploy, the check needs operator, and a foreign deployment is unknown', async () => {
+  it('refuses what the token may not do: restore and the check need deploy, and a foreign deployment is unknown', async () => {
     const reader = await createApiKey(svc, svc.token, { name: 'reader', permissions: ['rules:read'] });
     expect((await svc.request('GET', '/api/v1/settings/targets/local/drift', { token: reader.token })).status).toBe(200);
     expect((await svc.request('POST', '/api/v1/settings/targets/local/drift-check', { token: reader.token })).status).toBe(403);

@@ -170,6 +170,45 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
     expect(mine()[0]!.query).toBe(object!.query);
   });
 
+  it('keeps a stored credential only for the addresses it was given for', async () => {
+    const connection = fake.connection();
+    const credential = Object.keys(connection).find((k) => /^(token|password|api_key|client_secret)$/.test(k))!;
+    const address = Object.keys(connection).find((k) => k.endsWith('_url') || k.endsWith('_host'))!;
+    const put = (conn: Record<string, unknown>) =>
+      svc.request('PUT', `/api/v1/settings/targets/${target}`, {
+        body: { name: target, kind, environment: 'prod', connection: { ...conn, ingest_lag_seconds: 0 }, cost_model: COST_MODEL },
+      });
+    const moved = await put({ ...connection, [address]: 'https://elsewhere.example', [credential]: '********' });
+    expect(moved.status).toBe(400);
+    expect(moved.body.errors).toEqual([expect.objectContaining({ pointer: `/body/connection/${credential}` })]);
+    // Unchanged addresses keep it; the target still reaches the SIEM.
+    expect((await put({ ...connection, [credential]: '********' })).status).toBe(200);
+    expect((await svc.request('POST', `/api/v1/settings/targets/${target}/drift-check`)).status).toBe(200);
+    const masked = await svc.request('POST', '/api/v1/settings/targets', {
+      body: { name: `${kind}-masked`, kind, environment: 'prod', connection: { ...connection, [credential]: '********' }, cost_model: COST_MODEL },
+    });
+    expect(masked.status).toBe(400);
+  });
+
+  it('refuses to overwrite a rule another target deployed on the same SIEM, and leaves it out of that target’s drift', async () => {
+    const other = `${kind}-staging`;
+    expect(
+      (
+        await svc.request('POST', '/api/v1/settings/targets', {
+          body: { name: other, kind, environment: 'prod', connection: { ...fake.connection(), ingest_lag_seconds: 0 }, cost_model: COST_MODEL },
+        })
+      ).status,
+    ).toBe(201);
+    const before = mine().map((o) => o.description);
+    const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: RULE, target: other, version: 1, approval_required: false } });
+    expect(res.status).toBe(202);
+    const done = (await svc.request('GET', `/api/v1/deployments/${res.body.id}?wait=60`)).body;
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/another detflow target/);
+    expect(mine().map((o) => o.description)).toEqual(before);
+    expect((await svc.request('POST', `/api/v1/settings/targets/${other}/drift-check`)).body.items).toEqual([]);
+  });
+
   it('fails a deploy whose credentials the SIEM refuses, with the reason and without a retry storm', async () => {
     fake.expireCredentials();
     const before = fake.requests().length;

@@ -40,6 +40,7 @@ const REMOVE_RULE = 'e1000000-0000-4000-8000-000000000005';
 const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
 const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
 const UNRUNNABLE_RULE = 'e1000000-0000-4000-8000-000000000008';
+const DRIFT_RULE = 'e1000000-0000-4000-8000-000000000009';
 let seq = 0;
 const event = (image: string, at = Date.now()) =>
   JSON.stringify({ '@timestamp': new Date(at).toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
@@ -293,6 +294,23 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     if (completed.status !== 'completed' || completed.result?.stopped_early !== false) throw new Error(`the shadow should complete on its own: ${JSON.stringify(completed)}`);
     runs.set('shadow-evaluation-completed', { workflowId: short.workflow_id, runId: undefined });
 
+    // Drift: a live rule taken off the target out of band is found by a check, then restored.
+    const pushedDrift = expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: rule(DRIFT_RULE, 'drifted.exe') } }), 201, 'push drift rule').body;
+    const driftDeploy = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: DRIFT_RULE, target: 'local', approval_required: false, version: pushedDrift.version } }),
+      202,
+      'deploy drift rule',
+    ).body;
+    await expectResult(finished(driftDeploy.workflow_id), { status: 'active' }, 'deploy drift rule');
+    if (!(await svc.siem.local.undeploy('default', driftDeploy.id)).changed) throw new Error('the drift rule should have been live on the local store');
+    const found = expectStatus(await svc.request('POST', '/api/v1/settings/targets/local/drift-check'), 200, 'drift check').body;
+    if (!found.items.some((d: { kind: string; rule_id: string }) => d.kind === 'missing' && d.rule_id === DRIFT_RULE))
+      throw new Error(`the check should find the rule missing: ${JSON.stringify(found)}`);
+    runs.set('drift-check-found-missing', await onlyRun(svc, 'DriftCheck'));
+    const restored = expectStatus(await svc.request('POST', `/api/v1/deployments/${driftDeploy.id}/restore`), 200, 'restore').body;
+    if (restored.drift.length !== 0) throw new Error(`the restore should leave no drift: ${JSON.stringify(restored)}`);
+    runs.set('restore-deployment-restored', await onlyRun(svc, 'RestoreDeployment'));
+
     // Notify that finds nothing to deliver (webhook disabled): its short path.
     expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, enabled: false } }), 200, 'disable webhook');
     const none = expectStatus(await svc.request('POST', '/api/v1/settings/webhook/test'), 202, 'webhook test').body;
@@ -312,6 +330,18 @@ async function expectResult(result: Promise<unknown>, expected: Record<string, u
   for (const [k, v] of Object.entries(expected)) {
     if (value[k] !== v) throw new Error(`${what}: expected ${k} = ${JSON.stringify(v)}, got ${JSON.stringify(value)}`);
   }
+}
+
+/** The one completed run of a workflow type (started through the API, whose answer names no run), found through visibility. */
+async function onlyRun(svc: TestService, type: string): Promise<Recorded> {
+  return until(`the completed ${type} run`, async () => {
+    const found: Recorded[] = [];
+    for await (const info of svc.client.workflow.list({ query: `WorkflowType = '${type}' AND ExecutionStatus = 'Completed' AND TaskQueue = '${svc.taskQueue}'` })) {
+      found.push({ workflowId: info.workflowId, runId: info.runId });
+    }
+    if (found.length > 1) throw new Error(`expected one ${type} run, found ${found.length}`);
+    return found[0];
+  });
 }
 
 /** A completed scheduled DetectionRun of the rule whose outcome matches, found through visibility. */
