@@ -254,6 +254,8 @@ export interface TargetObject {
  */
 export interface SiemAdapter<TRule = unknown> {
   readonly kind: TargetKind;
+  /** The data model the target's events follow (a remote target's field mapping and its version); none for local targets, which keep raw events. */
+  readonly mapping?: { readonly name: string; readonly version: string };
   capabilities(): AdapterCapabilities;
   compile(rule: TRule): CompileResult;
   runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]>;

@@ -53,7 +53,23 @@ export {
   type LuceneOptions,
   type KqlOptions,
 } from './backends';
-export { applyPipeline, matchLogsource, PIPELINES, ELASTIC_ECS, SPLUNK_CIM, SENTINEL, type Pipeline, type LogsourceMapping } from './pipelines';
+export {
+  applyPipeline,
+  matchLogsource,
+  PIPELINES,
+  ELASTIC_ECS,
+  SPLUNK_CIM,
+  SPLUNK_SYSMON,
+  SENTINEL,
+  SENTINEL_ASIM,
+  TARGET_MAPPINGS,
+  defaultMapping,
+  parseFieldMap,
+  targetMapping,
+  type Pipeline,
+  type LogsourceMapping,
+  type TargetMapping,
+} from './pipelines';
 export { parseYaml, type YamlStream } from './yamltree';
 export { applyFilters, filterApplies } from './filters';
 export { documentItems, itemsOf, conditionNodes } from './walk';

@@ -16,6 +16,7 @@ export function deploymentView(temporal: ApiDeps['temporal'], record: Deployment
     noise_budget: d.noiseBudget ?? null,
     demotion: record.demotion,
     drift: record.drift,
+    mapping: d.mapping ?? null,
     requested_by: d.requestedBy,
     requested_by_principal: d.requestedByPrincipal,
     error: d.error,

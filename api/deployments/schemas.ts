@@ -91,6 +91,12 @@ export const Deployment = openapi(
     approval_required: z.boolean(),
     noise_budget: NoiseBudget.nullable(),
     demotion: Demotion.nullable().describe('The last demotion by the noise budget (and its promotion back), when there was one'),
+    mapping: z
+      .object({ name: z.string(), version: z.string() })
+      .nullable()
+      .describe(
+        "The remote target's field mapping the rule was compiled with (built-in data model, `+overrides` when field_map changed it, and the version of the two); null on local targets",
+      ),
     drift: z.array(Drift).describe('How the target departs from this deployment now, as the last drift check found (empty when in step)'),
     requested_by: z.string().nullable(),
     requested_by_principal: z.string().nullable().describe('The person the requesting token acts for; null when the service requested it (a budget rollback)'),

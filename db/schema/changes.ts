@@ -44,6 +44,11 @@ export const deployments = pgTable(
      * with what detection then observed. Null for a restore by rollback, which computes no impact.
      */
     projection: jsonb('projection').$type<Record<string, unknown>>(),
+    /**
+     * Remote targets: the field mapping the rule was compiled with when it was put on the target
+     * (built-in data model and overrides, and their version); null for local targets.
+     */
+    mapping: jsonb('mapping').$type<{ name: string; version: string }>(),
     /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
     detectionCursor: bigint('detection_cursor', { mode: 'number' }),
     createdAt: createdAt(),

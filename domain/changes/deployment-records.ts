@@ -104,6 +104,13 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target);
       const adapter = targetAdapter(siem, plan.target);
       const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, targetId: plan.target.id, rule });
+      // What the rule was compiled with, for the record (a remote target's mapping).
+      if (adapter.mapping) {
+        await db
+          .update(deployments)
+          .set({ mapping: { name: adapter.mapping.name, version: adapter.mapping.version } })
+          .where(eq(deployments.id, deploymentId));
+      }
       return { query: rule.query, changed: result.changed };
     },
 

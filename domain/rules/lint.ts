@@ -2,6 +2,7 @@ import type { Database } from '../../db/client';
 import { lintForTarget, type LintReport } from '../../sigma/lint/for-target';
 import type { TargetKind } from '../../sigma';
 import { notFound } from '../errors';
+import { targetMappingOf } from '../targets/target-mapping';
 import type { Actor } from '../tenants/actor';
 import { checkRuleSize } from '../tenants/resource-limits';
 
@@ -9,11 +10,13 @@ import { checkRuleSize } from '../tenants/resource-limits';
 export async function lintRule(database: Database, actor: Actor, text: string, targetName: string): Promise<LintReport> {
   checkRuleSize(actor, text);
   // Lint is called for every rule of every CI run: one prepared statement, no query builder.
-  const [target] = await database.queryPrepared<{ name: string; kind: TargetKind }>(
-    'detflow_lint_target',
-    'select name, kind from targets where tenant_id = $1 and name = $2',
+  const [target] = await database.queryPrepared<{ name: string; kind: TargetKind; connection: Record<string, unknown> }>(
+    'detflow_lint_target_mapping',
+    'select name, kind, connection from targets where tenant_id = $1 and name = $2',
     [actor.tenantId, targetName],
   );
   if (!target) throw notFound(`No target ${targetName} in this tenant`);
-  return lintForTarget(text, target);
+  // Remote targets lint with their own mapping (built-in data model and field overrides).
+  const pipeline = target.kind === 'local' ? undefined : targetMappingOf(target.kind, target.connection).pipeline;
+  return lintForTarget(text, { name: target.name, kind: target.kind, ...(pipeline ? { pipeline } : {}) });
 }

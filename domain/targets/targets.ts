@@ -1,4 +1,4 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, count, eq, inArray } from 'drizzle-orm';
 import type { DomainDeps } from '../deps';
 import type { Db } from '../../db/client';
 import { deployments, targets, type TargetCostModel } from '../../db/schema';
@@ -7,6 +7,8 @@ import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { environmentsExist } from '../tenants/tenant-service';
 import { MASKED_CREDENTIAL, isCredentialKey, sealConnection, type ConnectionSettings } from './target-connection';
 import { remoteKind } from '../../siem/adapters';
+import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
+import { sameMapping } from './target-mapping';
 
 export type TargetRow = typeof targets.$inferSelect;
 
@@ -110,6 +112,19 @@ export async function replaceTarget(deps: DomainDeps, auth: Actor, name: string,
   const row = await findTarget(db, auth, name);
   if (settings.name !== row.name || settings.kind !== row.kind) throw conflict('A target keeps its name and kind; create a new target instead');
   checkConnection(settings.kind, settings.connection, row.connection);
+  if (!sameMapping(row.kind, row.connection, settings.connection)) {
+    const [live] = await db
+      .select({ n: count() })
+      .from(deployments)
+      .where(and(eq(deployments.targetId, row.id), inArray(deployments.status, [...LIVE_DEPLOYMENT_STATUSES, 'deploying', 'pending_approval'])));
+    // The live rules' queries were compiled with the old mapping: changing it under them would make
+    // what runs on the SIEM differ from what every later replay, fixture test and drift check assumes.
+    if (Number(live?.n ?? 0) > 0) {
+      throw conflict(
+        `Target ${row.name} has ${Number(live!.n)} rule(s) live or on their way; its mapping (mapping, field_map) changes what they compile to. Roll them back first, or create a target with the new mapping and move the rules to it with replay and approval`,
+      );
+    }
+  }
   await checkEnvironment(db, auth, settings.environment);
   const [updated] = await db
     .update(targets)

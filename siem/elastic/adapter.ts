@@ -1,7 +1,8 @@
 import type { SigmaRule } from '../../sigma';
 import { isSigmaError } from '../../sigma/errors';
 import { compileForTarget } from '../../sigma/lint/for-target';
-import { ELASTIC_ECS, matchLogsource } from '../../sigma/pipelines';
+import { matchLogsource, type TargetMapping } from '../../sigma/pipelines';
+import { mappingOf } from '../remote/mapping';
 import {
   type AdapterCapabilities,
   type AlertStats,
@@ -57,9 +58,13 @@ export class ElasticAdapter implements RemoteAdapter {
   private readonly es: EsClient;
   private readonly connection: ElasticConnection;
 
+  /** The data model the target's events follow (ECS), with the target's field overrides. */
+  readonly mapping: TargetMapping;
+
   constructor(private readonly binding: RemoteTargetBinding<ElasticConnection>) {
     const c = binding.connection;
     this.connection = c;
+    this.mapping = mappingOf('elastic', c);
     this.http = new SiemHttpClient({
       kind: 'elastic',
       target: binding.targetName,
@@ -99,7 +104,7 @@ export class ElasticAdapter implements RemoteAdapter {
   compile(rule: SigmaRule): CompileResult {
     let query: string;
     try {
-      query = compileForTarget(rule, 'elastic');
+      query = compileForTarget(rule, 'elastic', this.mapping.pipeline);
     } catch (e) {
       if (isSigmaError(e)) return { ok: false, issues: [{ code: e.code, message: e.message, line: e.line, column: e.column }] };
       throw e;
@@ -120,7 +125,7 @@ export class ElasticAdapter implements RemoteAdapter {
    */
   async runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]> {
     if (fixtures.length === 0) return [];
-    const fields = ecsFieldMapping(rule.logsource);
+    const fields = ecsFieldMapping(rule.logsource, this.mapping.pipeline);
     const docs = fixtures.map((f, i) => toEcsDocument(f.event, fields, i + 1));
     const index = fixtureIndexName();
     let matching: Set<number>;
@@ -370,8 +375,8 @@ export class ElasticAdapter implements RemoteAdapter {
 
   private indexOf(logsource: RuleLogsource): string {
     if (this.connection.index) return this.connection.index;
-    const mapping = matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, ELASTIC_ECS);
-    return mapping?.target ?? ELASTIC_ECS.defaultTarget ?? 'logs-*';
+    const mapping = matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, this.mapping.pipeline);
+    return mapping?.target ?? this.mapping.pipeline.defaultTarget ?? 'logs-*';
   }
 
   private async perDay(query: string, window: TimeWindow): Promise<Map<string, { scanned: number; matched: number }>> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mappingSettings } from '../remote/mapping';
 import { endpointProblem, trimBase } from '../remote/endpoint';
 
 /**
@@ -77,6 +78,7 @@ export const elasticConnection = z
     timeout_ms: z.coerce.number().int().min(100).max(600_000).default(30_000),
     max_concurrency: z.coerce.number().int().min(1).max(64).default(4),
     ingest_lag_seconds: z.coerce.number().int().min(0).max(86_400).default(60),
+    ...mappingSettings('elastic'),
   })
   .strict();
 

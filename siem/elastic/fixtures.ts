@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ELASTIC_ECS, matchLogsource } from '../../sigma/pipelines';
+import { matchLogsource, type Pipeline } from '../../sigma/pipelines';
 import type { RuleLogsource } from '../adapter';
 
 /**
@@ -18,9 +18,9 @@ export function fixtureIndexName(): string {
   return `detflow-fixtures-${randomBytes(6).toString('hex')}`;
 }
 
-export function ecsFieldMapping(logsource: RuleLogsource | undefined): Readonly<Record<string, string>> {
-  const mapping = matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, ELASTIC_ECS);
-  return { ...ELASTIC_ECS.fields, ...mapping?.fields };
+export function ecsFieldMapping(logsource: RuleLogsource | undefined, pipeline: Pipeline): Readonly<Record<string, string>> {
+  const mapping = matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, pipeline);
+  return { ...pipeline.fields, ...mapping?.fields };
 }
 
 /** A Sigma-named event as an ECS document: renamed, nested, numbered. */

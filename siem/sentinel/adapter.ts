@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { isSigmaError, SENTINEL, matchLogsource, type Logsource, type SigmaRule } from '../../sigma';
+import { isSigmaError, matchLogsource, type Logsource, type SigmaRule, type TargetMapping } from '../../sigma';
+import { mappingOf } from '../remote/mapping';
 import { compileForTarget } from '../../sigma/lint/for-target';
 import type {
   AdapterCapabilities,
@@ -69,9 +70,13 @@ export class SentinelAdapter implements RemoteAdapter {
   private readonly connection: SentinelConnection;
   private readonly now: () => Date;
 
+  /** The data model the workspace's tables follow (Defender XDR tables, ASIM), with the target's field overrides. */
+  readonly mapping: TargetMapping;
+
   constructor(binding: RemoteTargetBinding<SentinelConnection>) {
     const c = binding.connection;
     this.connection = c;
+    this.mapping = mappingOf('sentinel', c);
     this.now = binding.now;
     this.http = new SiemHttpClient({
       kind: 'sentinel',
@@ -116,7 +121,7 @@ export class SentinelAdapter implements RemoteAdapter {
   compile(rule: SigmaRule): CompileResult {
     let query: string;
     try {
-      query = compileForTarget(rule, 'sentinel');
+      query = compileForTarget(rule, 'sentinel', this.mapping.pipeline);
     } catch (err) {
       if (isSigmaError(err)) return { ok: false, issues: [{ code: err.code, message: err.message, line: err.line, column: err.column }] };
       throw err;
@@ -139,7 +144,7 @@ export class SentinelAdapter implements RemoteAdapter {
   /** The fixtures as a `datatable` the rule's query runs over, in the workspace (fixture-table.ts). */
   async runFixtures(rule: CompiledRule, fixtures: readonly FixtureCase[]): Promise<FixtureOutcome[]> {
     if (fixtures.length === 0) return [];
-    const built = fixtureQuery(rule.query, rule.logsource, fixtures);
+    const built = fixtureQuery(rule.query, rule.logsource, fixtures, this.mapping.pipeline);
     if (!built.ok) return fixtures.map((f) => ({ name: f.name, expect: f.expect, matched: false, passed: false, reason: built.reason }));
     const rows = await this.logs.rows(built.query);
     const matching = new Set(rows.map((r) => Number(r[FIXTURE_COLUMN])));
@@ -377,7 +382,7 @@ export class SentinelAdapter implements RemoteAdapter {
 
   /** One summarize over the logsource's table since `since`, and the table's newest TimeGenerated. */
   async fieldPresence(request: FieldPresenceRequest): Promise<FieldPresenceResult> {
-    const table = matchLogsource({ ...request.logsource, custom: {}, pos: { line: 0, column: 0 } } as Logsource, SENTINEL)?.target ?? 'union *';
+    const table = matchLogsource({ ...request.logsource, custom: {}, pos: { line: 0, column: 0 } } as Logsource, this.mapping.pipeline)?.target ?? 'union *';
     const now = this.now();
     const counts = request.fields.map((f, i) => `f${i} = countif(isnotempty(column_ifexists(${kqlLiteral(f)}, "")))`);
     const [present, newest] = await Promise.all([

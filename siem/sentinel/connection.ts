@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mappingSettings } from '../remote/mapping';
 import { endpointProblem, trimBase } from '../remote/endpoint';
 
 /**
@@ -90,6 +91,7 @@ export const sentinelConnection = z
     timeout_ms: z.number().int().min(1).max(600_000).default(30_000),
     max_concurrency: z.number().int().min(1).max(64).default(4),
     ingest_lag_seconds: z.number().int().min(0).max(86_400).default(60),
+    ...mappingSettings('sentinel'),
   })
   .transform((c, ctx) => {
     const frequency = durationMs(c.query_frequency)!;

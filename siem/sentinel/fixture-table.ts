@@ -1,4 +1,4 @@
-import { matchLogsource, SENTINEL, type Logsource } from '../../sigma';
+import { matchLogsource, type Logsource, type Pipeline } from '../../sigma';
 import type { FixtureCase, RuleLogsource } from '../adapter';
 import { kqlLiteral } from './log-analytics';
 
@@ -9,7 +9,7 @@ import { kqlLiteral } from './log-analytics';
  *     let T = datatable(FolderPath:string, ..., detflow_fixture:long)[ ... ];
  *     T | where <the rule's condition> | project detflow_fixture
  *
- * Fixture events are written in Sigma's field names; they are renamed with the same SENTINEL
+ * Fixture events are written in Sigma's field names; they are renamed with the same
  * pipeline mapping the query was compiled with (the rule's logsource chooses the table's mapping).
  * Every column the query names exists in the table (an empty string where a fixture lacks it), as
  * in a workspace table, where a string column is never null.
@@ -63,12 +63,13 @@ export function fixtureQuery(
   query: string,
   logsource: RuleLogsource | undefined,
   fixtures: readonly FixtureCase[],
+  pipeline: Pipeline,
 ): { ok: true; query: string } | { ok: false; reason: string } {
   const split = queryTable(query);
   if (!split) return { ok: false, reason: 'the query does not start with a table name, so it cannot be pointed at the fixtures' };
-  const mapping = matchLogsource({ ...(logsource ?? {}), custom: {}, pos: { line: 0, column: 0 } } as Logsource, SENTINEL);
-  const unmapped = mapping?.unmapped ?? SENTINEL.unmapped;
-  const rename = (field: string): string | undefined => mapping?.fields?.[field] ?? SENTINEL.fields[field] ?? (unmapped === 'keep' ? field : undefined);
+  const mapping = matchLogsource({ ...(logsource ?? {}), custom: {}, pos: { line: 0, column: 0 } } as Logsource, pipeline);
+  const unmapped = mapping?.unmapped ?? pipeline.unmapped;
+  const rename = (field: string): string | undefined => mapping?.fields?.[field] ?? pipeline.fields[field] ?? (unmapped === 'keep' ? field : undefined);
 
   const events = fixtures.map((f) => {
     const row = new Map<string, unknown>();

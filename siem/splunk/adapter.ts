@@ -1,4 +1,6 @@
 import { compileForTarget } from '../../sigma/lint/for-target';
+import type { TargetMapping } from '../../sigma/pipelines';
+import { mappingOf } from '../remote/mapping';
 import { SigmaError } from '../../sigma/errors';
 import type { SigmaRule } from '../../sigma/model';
 import {
@@ -31,7 +33,7 @@ import { daysOf, fillDays, liveSlice, sliceWindow } from '../remote/windows';
 import { SplunkClient, type SplunkEntry } from './client';
 import { cronSchedule, dispatchEarliest, indexes, type SplunkConnection } from './connection';
 import {
-  cimFieldName,
+  mappedFieldName,
   conditionOf,
   deployedSearch,
   epochSeconds,
@@ -97,9 +99,12 @@ export class SplunkAdapter implements RemoteAdapter {
   private readonly client: SplunkClient;
   private readonly connection: SplunkConnection;
   private readonly indexes: string[];
+  /** The data model the target's events follow (CIM, raw Sysmon), with the target's field overrides. */
+  readonly mapping: TargetMapping;
 
   constructor(private readonly binding: RemoteTargetBinding<SplunkConnection>) {
     this.connection = binding.connection;
+    this.mapping = mappingOf('splunk', binding.connection);
     this.indexes = indexes(binding.connection);
     this.client = new SplunkClient(binding.connection, binding.targetName);
   }
@@ -120,7 +125,7 @@ export class SplunkAdapter implements RemoteAdapter {
 
   compile(rule: SigmaRule): CompileResult {
     try {
-      const query = compileForTarget(rule, 'splunk');
+      const query = compileForTarget(rule, 'splunk', this.mapping.pipeline);
       const ls: { product?: string; category?: string; service?: string } = {};
       if (rule.logsource.product !== undefined) ls.product = rule.logsource.product;
       if (rule.logsource.category !== undefined) ls.category = rule.logsource.category;
@@ -143,12 +148,12 @@ export class SplunkAdapter implements RemoteAdapter {
     if (fixtures.length === 0) return [];
     const rows = fixtures.map((f, i) => {
       const row: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(f.event)) row[cimFieldName(rule.logsource, k)] = v;
+      for (const [k, v] of Object.entries(f.event)) row[mappedFieldName(rule.logsource, k, this.mapping.pipeline)] = v;
       row._raw = JSON.stringify(f.event);
       row[FIXTURE_FIELD] = i;
       return row;
     });
-    const { results } = await this.client.oneshot(fixtureSearch(rows, conditionOf(rule.query, rule.logsource)), null);
+    const { results } = await this.client.oneshot(fixtureSearch(rows, conditionOf(rule.query, rule.logsource, this.mapping.pipeline)), null);
     const matching = new Set(results.map((r) => Number(r[FIXTURE_FIELD])));
     return fixtures.map((f, i) => {
       const matched = matching.has(i);
@@ -189,7 +194,7 @@ export class SplunkAdapter implements RemoteAdapter {
     const slice = liveSlice(cursor, this.binding.now(), this.lagMs());
     if (!slice) return { cursor, matched: 0, events: [], truncated: false, scanned: 0, bytesScanned: 0, durationMs: Date.now() - started };
     const limit = Math.max(0, options.limit ?? DEFAULT_LIMIT);
-    const [found, scanned] = await Promise.all([this.events(rule, slice, limit), this.total(scannedSearch(this.indexes, rule.logsource), slice)]);
+    const [found, scanned] = await Promise.all([this.events(rule, slice, limit), this.total(scannedSearch(this.indexes, rule.logsource, this.mapping.pipeline), slice)]);
     const matched = found.truncated ? await this.total(deployedSearch(this.indexes, rule.query), slice) : found.events.length;
     const events: CursorEvent[] = found.events.map((e) => ({ ...e, seq: e.time.getTime() }));
     return { cursor: slice.to.getTime(), matched, events, truncated: found.truncated, scanned, bytesScanned: 0, durationMs: Date.now() - started };
@@ -388,7 +393,7 @@ export class SplunkAdapter implements RemoteAdapter {
 
   /** Two searches over the logsource's events: per-field `count(field)` since `since`, and the newest event at any time. */
   async fieldPresence(request: FieldPresenceRequest): Promise<FieldPresenceResult> {
-    const base = scannedSearch(this.indexes, request.logsource);
+    const base = scannedSearch(this.indexes, request.logsource, this.mapping.pipeline);
     const aggregates = request.fields.map((f, i) => `count(${splField(f)}) as detflow_f${i}`);
     const now = this.binding.now();
     const [counts, newest] = await Promise.all([
@@ -437,7 +442,7 @@ export class SplunkAdapter implements RemoteAdapter {
     const params = windowParams(window);
     const [matchedRows, scannedRows] = await Promise.all([
       this.client.oneshot(perDaySearch(deployedSearch(this.indexes, rule.query)), params),
-      this.client.oneshot(perDaySearch(scannedSearch(this.indexes, rule.logsource)), params),
+      this.client.oneshot(perDaySearch(scannedSearch(this.indexes, rule.logsource, this.mapping.pipeline)), params),
     ]);
     const counts = new Map<string, { scanned: number; matched: number }>();
     const day = (row: Record<string, unknown>) => new Date(num(row.detflow_day) * DAY_MS).toISOString().slice(0, 10);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { endpointProblem, trimBase } from '../remote/endpoint';
+import { mappingSettings } from '../remote/mapping';
 
 /**
  * A Splunk target's `connection` settings (Splunk Enterprise or Splunk Cloud Platform, REST API on
@@ -58,6 +59,7 @@ export const splunkConnection = z
     timeout_ms: z.coerce.number().int().min(100).max(600_000).default(30_000),
     max_concurrency: z.coerce.number().int().min(1).max(64).default(4),
     ingest_lag_seconds: z.coerce.number().int().min(0).max(86_400).default(60),
+    ...mappingSettings('splunk'),
   })
   .superRefine((c, ctx) => {
     const basic = c.username !== undefined || c.password !== undefined;

@@ -1,4 +1,4 @@
-import { matchLogsource, SPLUNK_CIM } from '../../sigma/pipelines';
+import { matchLogsource, type Pipeline } from '../../sigma/pipelines';
 import type { RuleLogsource, TimeWindow } from '../adapter';
 
 /**
@@ -36,16 +36,16 @@ export function queryOfDeployedSearch(indexes: readonly string[], search: string
   return search.startsWith(head) ? search.slice(head.length) : null;
 }
 
-/** The search prefix the Splunk CIM pipeline gives a logsource (`tag=process tag=report`, `source="…"`), '' when none. */
-export function logsourcePrefix(logsource: RuleLogsource | undefined): string {
-  const mapping = logsource ? matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, SPLUNK_CIM) : undefined;
-  return mapping?.target ?? SPLUNK_CIM.defaultTarget ?? '';
+/** The search prefix the target's mapping gives a logsource (`tag=process tag=report`, `source="…"`), '' when none. */
+export function logsourcePrefix(logsource: RuleLogsource | undefined, pipeline: Pipeline): string {
+  const mapping = logsource ? matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, pipeline) : undefined;
+  return mapping?.target ?? pipeline.defaultTarget ?? '';
 }
 
-/** The field renames the Splunk CIM pipeline applies to a logsource's Sigma field names (fixtures are mapped with them). */
-export function cimFieldName(logsource: RuleLogsource | undefined, field: string): string {
-  const mapping = logsource ? matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, SPLUNK_CIM) : undefined;
-  return mapping?.fields?.[field] ?? SPLUNK_CIM.fields[field] ?? field;
+/** The field rename the target's mapping applies to a logsource's Sigma field name (fixtures are mapped with it). */
+export function mappedFieldName(logsource: RuleLogsource | undefined, field: string, pipeline: Pipeline): string {
+  const mapping = logsource ? matchLogsource({ ...logsource, custom: {}, pos: { line: 0, column: 0 } }, pipeline) : undefined;
+  return mapping?.fields?.[field] ?? pipeline.fields[field] ?? field;
 }
 
 /** Splits a query at its first pipe outside quotes: the search part and the pipeline after it (`| regex …`). */
@@ -67,9 +67,9 @@ export function splitPipeline(query: string): { search: string; pipeline: string
  * The rule's condition without its logsource prefix, with its pipeline: what fixtures are tested
  * against (fixture events carry no CIM tags or source; only the detection logic is under test).
  */
-export function conditionOf(query: string, logsource: RuleLogsource | undefined): string {
+export function conditionOf(query: string, logsource: RuleLogsource | undefined, mapping: Pipeline): string {
   const { search, pipeline } = splitPipeline(query);
-  const prefix = logsourcePrefix(logsource);
+  const prefix = logsourcePrefix(logsource, mapping);
   let condition = search;
   if (prefix !== '' && search.startsWith(`${prefix} `)) condition = search.slice(prefix.length + 1);
   else if (prefix !== '' && search === prefix) condition = '*';
@@ -92,8 +92,8 @@ export function perDaySearch(search: string): string {
 }
 
 /** The events of the target's indexes of a logsource, whatever the rule's condition: what `scanned` counts. */
-export function scannedSearch(indexes: readonly string[], logsource: RuleLogsource | undefined): string {
-  const prefix = logsourcePrefix(logsource);
+export function scannedSearch(indexes: readonly string[], logsource: RuleLogsource | undefined, mapping: Pipeline): string {
+  const prefix = logsourcePrefix(logsource, mapping);
   return `search ${indexTerm(indexes)}${prefix === '' ? '' : ` ${prefix}`}`;
 }
 

@@ -10,6 +10,7 @@ import {
   toDuckDbSql,
   type Capabilities,
   type LintFinding,
+  type Pipeline,
   type SigmaDocument,
   type SigmaRule,
   type TargetKind,
@@ -30,10 +31,10 @@ export type LintReport = {
 };
 
 /** The query a target of this kind runs for the rule; throws a SigmaError with the position of what it cannot express. */
-export function compileForTarget(rule: SigmaRule, kind: TargetKind): string {
+export function compileForTarget(rule: SigmaRule, kind: TargetKind, pipeline?: Pipeline): string {
   if (kind === 'local') return toDuckDbSql(rule);
-  const { backend, pipeline } = TARGETS[kind];
-  return convertRule(rule, backend, { pipeline });
+  const target = TARGETS[kind];
+  return convertRule(rule, target.backend, { pipeline: pipeline ?? target.pipeline });
 }
 
 /**
@@ -41,7 +42,7 @@ export function compileForTarget(rule: SigmaRule, kind: TargetKind): string {
  * cannot express (errors) and fields its field mapping does not know (warnings) — and the query
  * the target would run.
  */
-export function lintForTarget(text: string, target: { name: string; kind: TargetKind }): LintReport {
+export function lintForTarget(text: string, target: { name: string; kind: TargetKind; pipeline?: Pipeline }): LintReport {
   const result = lintText(text);
   const findings: LintFinding[] = [...result.findings];
   const documents = result.documents.map((d) => d.document);
@@ -50,7 +51,7 @@ export function lintForTarget(text: string, target: { name: string; kind: Target
     if (doc.kind !== 'rule') continue;
     let query: string | null = null;
     try {
-      query = compileForTarget(doc, target.kind);
+      query = compileForTarget(doc, target.kind, target.pipeline);
     } catch (err) {
       if (!isSigmaError(err)) throw err;
       findings.push({
@@ -81,21 +82,43 @@ export function lintForTarget(text: string, target: { name: string; kind: Target
   };
 }
 
-function unmappedFields(rule: SigmaRule, target: { name: string; kind: TargetKind }): LintFinding[] {
+/**
+ * What the target's mapping cannot place, as errors for that target: a logsource it has no source
+ * for (the query would search everything, or nothing), and a field it neither renames nor declares
+ * the logsource's own (a query naming a Sigma field the data does not have is valid and silently
+ * matches nothing). A logsource whose raw field names are its data model (`unmapped: 'keep'` on
+ * the logsource) places every field.
+ */
+function unmappedFields(rule: SigmaRule, target: { name: string; kind: TargetKind; pipeline?: Pipeline }): LintFinding[] {
   if (target.kind === 'local') return []; // the local store keeps every field of the raw event
-  const pipeline = TARGETS[target.kind].pipeline;
-  const logsourceFields = matchLogsource(rule.logsource, pipeline)?.fields ?? {};
-  const seen = new Set<string>();
+  const pipeline = target.pipeline ?? TARGETS[target.kind].pipeline;
+  const mapping = matchLogsource(rule.logsource, pipeline);
   const out: LintFinding[] = [];
+  const ls = [rule.logsource.product, rule.logsource.category, rule.logsource.service].filter(Boolean).join('/') || 'without product, category or service';
+  if (!mapping) {
+    // No source at all is a compile error already (target_unsupported); a default source is this.
+    if (pipeline.defaultTarget !== undefined) {
+      out.push({
+        code: 'target_logsource_unmapped',
+        severity: 'error',
+        message: `the ${pipeline.name} mapping of ${target.kind} target ${target.name} has no source for logsource ${ls}; the query would search ${pipeline.defaultTarget === '' ? 'every event of the target' : pipeline.defaultTarget}`,
+        line: rule.logsource.pos.line,
+        column: rule.logsource.pos.column,
+      });
+    }
+    return out;
+  }
+  if (mapping.unmapped === 'keep') return out;
+  const seen = new Set<string>();
   for (const { item } of documentItems(rule)) {
     const field = item.field;
     if (field === null || seen.has(field)) continue;
     seen.add(field);
-    if (field in logsourceFields || field in pipeline.fields) continue;
+    if (field in (mapping.fields ?? {}) || field in pipeline.fields) continue;
     out.push({
       code: 'target_field_unmapped',
-      severity: 'warning',
-      message: `field ${field} has no mapping in the ${pipeline.name} pipeline of ${target.kind} target ${target.name}; it is queried under its Sigma name`,
+      severity: 'error',
+      message: `field ${field} has no place in the ${pipeline.name} mapping of ${target.kind} target ${target.name} for ${mapping.target}; add it to the target's field_map, or it would be queried under its Sigma name and match nothing`,
       line: item.pos.line,
       column: item.pos.column,
     });

@@ -214,4 +214,139 @@ export const SENTINEL: Pipeline = {
   unmapped: 'error',
 };
 
-export const PIPELINES: Readonly<Record<string, Pipeline>> = { [ELASTIC_ECS.name]: ELASTIC_ECS, [SPLUNK_CIM.name]: SPLUNK_CIM, [SENTINEL.name]: SENTINEL };
+/**
+ * Raw Windows event logs in Splunk (the Splunk Add-on for Microsoft Windows and for Sysmon, XML
+ * rendering): the events keep their own field names, so Sigma's names are the data model and only
+ * the source is chosen per logsource.
+ */
+export const SPLUNK_SYSMON: Pipeline = {
+  name: 'splunk-sysmon',
+  description: 'Sigma Windows/Sysmon logsources to the raw XmlWinEventLog sources of the Splunk Windows and Sysmon add-ons; field names kept',
+  fields: {},
+  logsources: [
+    ...WINDOWS_CATEGORIES.map((category) => ({
+      category,
+      product: 'windows',
+      target: 'source="XmlWinEventLog:Microsoft-Windows-Sysmon/Operational"',
+      unmapped: 'keep' as const,
+    })),
+    { product: 'windows', service: 'sysmon', target: 'source="XmlWinEventLog:Microsoft-Windows-Sysmon/Operational"', unmapped: 'keep' },
+    { product: 'windows', service: 'security', target: 'source="XmlWinEventLog:Security"', unmapped: 'keep' },
+    { product: 'windows', service: 'system', target: 'source="XmlWinEventLog:System"', unmapped: 'keep' },
+    { product: 'windows', service: 'application', target: 'source="XmlWinEventLog:Application"', unmapped: 'keep' },
+    { product: 'windows', service: 'powershell', target: 'source="XmlWinEventLog:Microsoft-Windows-PowerShell/Operational"', unmapped: 'keep' },
+    { product: 'windows', target: 'sourcetype="XmlWinEventLog"', unmapped: 'keep' },
+  ],
+  unmapped: 'error',
+};
+
+/** Actor (acting process) fields shared by the ASIM schemas whose subject is not the process itself. */
+const ASIM_ACTING = {
+  Image: 'ActingProcessName',
+  CommandLine: 'ActingProcessCommandLine',
+  ProcessId: 'ActingProcessId',
+  ProcessGuid: 'ActingProcessGuid',
+  User: 'ActorUsername',
+  Computer: 'DvcHostname',
+};
+const ASIM_REGISTRY = { ...ASIM_ACTING, ParentImage: 'ParentProcessName', TargetObject: 'RegistryKey', Details: 'RegistryValueData', EventType: 'EventType' };
+
+/**
+ * Microsoft Sentinel's normalised ASIM schemas, through their unifying parsers (`imProcessCreate`,
+ * `imFileEvent`, `imRegistry`, `imNetworkSession`, `imDns`): one table per kind of activity
+ * whatever the source product. Field names from Microsoft's ASIM schema references; a field a
+ * schema has no place for is refused rather than queried under its Sigma name.
+ */
+export const SENTINEL_ASIM: Pipeline = {
+  name: 'sentinel-asim',
+  description: 'Sigma Windows logsources to Microsoft Sentinel ASIM unifying parsers with ASIM field names',
+  fields: {},
+  logsources: [
+    {
+      category: 'process_creation',
+      product: 'windows',
+      target: 'imProcessCreate',
+      fields: {
+        Image: 'TargetProcessName',
+        CommandLine: 'TargetProcessCommandLine',
+        CurrentDirectory: 'TargetProcessCurrentDirectory',
+        ProcessId: 'TargetProcessId',
+        ProcessGuid: 'TargetProcessGuid',
+        IntegrityLevel: 'TargetProcessIntegrityLevel',
+        OriginalFileName: 'TargetProcessFileOriginalName',
+        Description: 'TargetProcessFileDescription',
+        Product: 'TargetProcessFileProduct',
+        Company: 'TargetProcessFileCompany',
+        FileVersion: 'TargetProcessFileVersion',
+        User: 'TargetUsername',
+        LogonId: 'TargetUserSessionId',
+        ParentImage: 'ActingProcessName',
+        ParentCommandLine: 'ActingProcessCommandLine',
+        ParentProcessId: 'ActingProcessId',
+        ParentProcessGuid: 'ActingProcessGuid',
+        ParentUser: 'ActorUsername',
+        Computer: 'DvcHostname',
+      },
+      unmapped: 'error',
+    },
+    {
+      category: 'file_event',
+      product: 'windows',
+      target: 'imFileEvent',
+      fields: { ...ASIM_ACTING, TargetFilename: 'TargetFilePath', CreationUtcTime: 'TargetFileCreationTime' },
+      unmapped: 'error',
+    },
+    ...['registry_set', 'registry_event', 'registry_add', 'registry_delete'].map((category) => ({
+      category,
+      product: 'windows',
+      target: 'imRegistry',
+      fields: ASIM_REGISTRY,
+      unmapped: 'error' as const,
+    })),
+    {
+      category: 'network_connection',
+      product: 'windows',
+      target: 'imNetworkSession',
+      fields: {
+        Image: 'SrcProcessName',
+        ProcessId: 'SrcProcessId',
+        ProcessGuid: 'SrcProcessGuid',
+        User: 'SrcUsername',
+        SourceIp: 'SrcIpAddr',
+        SourcePort: 'SrcPortNumber',
+        SourceHostname: 'SrcHostname',
+        DestinationIp: 'DstIpAddr',
+        DestinationPort: 'DstPortNumber',
+        DestinationHostname: 'DstHostname',
+        Protocol: 'NetworkProtocol',
+        Initiated: 'NetworkDirection',
+        Computer: 'DvcHostname',
+      },
+      unmapped: 'error',
+    },
+    {
+      category: 'dns_query',
+      product: 'windows',
+      target: 'imDns',
+      fields: {
+        QueryName: 'DnsQuery',
+        QueryStatus: 'EventResultDetails',
+        QueryResults: 'DnsResponseName',
+        Image: 'SrcProcessName',
+        ProcessId: 'SrcProcessId',
+        User: 'SrcUsername',
+        Computer: 'SrcHostname',
+      },
+      unmapped: 'error',
+    },
+  ],
+  unmapped: 'error',
+};
+
+export const PIPELINES: Readonly<Record<string, Pipeline>> = {
+  [ELASTIC_ECS.name]: ELASTIC_ECS,
+  [SPLUNK_CIM.name]: SPLUNK_CIM,
+  [SPLUNK_SYSMON.name]: SPLUNK_SYSMON,
+  [SENTINEL.name]: SENTINEL,
+  [SENTINEL_ASIM.name]: SENTINEL_ASIM,
+};

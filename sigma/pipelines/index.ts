@@ -3,7 +3,8 @@ import type { DetectionItem, DetectionNode, Logsource, SearchIdentifier, SigmaRu
 import type { LogsourceMapping, Pipeline } from './types';
 
 export type { LogsourceMapping, Pipeline } from './types';
-export { ELASTIC_ECS, PIPELINES, SENTINEL, SPLUNK_CIM } from './data';
+export { ELASTIC_ECS, PIPELINES, SENTINEL, SENTINEL_ASIM, SPLUNK_CIM, SPLUNK_SYSMON } from './data';
+export { defaultMapping, parseFieldMap, TARGET_MAPPINGS, targetMapping, type TargetMapping } from './target-mappings';
 
 /** The most specific logsource mapping whose every given key equals the rule's. */
 export function matchLogsource(logsource: Logsource, pipeline: Pipeline): LogsourceMapping | undefined {

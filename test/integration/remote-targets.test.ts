@@ -54,6 +54,7 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
           status: string;
           error: string | null;
           drift: Array<{ kind: string }>;
+          mapping: unknown;
         };
         return ['pending_approval', 'deploying'].includes(d.status) ? undefined : d;
       },
@@ -130,6 +131,8 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
     fake.fault({ times: 1, status: 500, match: /^(POST|PUT|PATCH)/ });
     const first = await deploy(1);
     expect(first.status).toBe('active');
+    // The mapping the rule was compiled with is on the record.
+    expect(first.mapping).toEqual({ name: expect.stringMatching(new RegExp(`^${kind}-`)), version: expect.stringMatching(/^[0-9a-f]{12}$/) });
     expect(mine()).toHaveLength(1);
     expect(mine()[0]!.enabled).toBe(true);
     expect(mine()[0]!.description).toContain(`deployment=${first.id}`);
@@ -188,6 +191,25 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
       body: { name: `${kind}-masked`, kind, environment: 'prod', connection: { ...connection, [credential]: '********' }, cost_model: COST_MODEL },
     });
     expect(masked.status).toBe(400);
+  });
+
+  it('refuses a change of field mapping while rules are live on the target', async () => {
+    const res = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
+      body: {
+        name: target,
+        kind,
+        environment: 'prod',
+        connection: { ...fake.connection(), ingest_lag_seconds: 0, field_map: 'Image=some_other_field' },
+        cost_model: COST_MODEL,
+      },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toMatch(/mapping/);
+    const bad = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
+      body: { name: target, kind, environment: 'prod', connection: { ...fake.connection(), ingest_lag_seconds: 0, field_map: 'Image' }, cost_model: COST_MODEL },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([expect.objectContaining({ pointer: '/body/connection/field_map' })]);
   });
 
   it('refuses to overwrite a rule another target deployed on the same SIEM, and leaves it out of that target’s drift', async () => {

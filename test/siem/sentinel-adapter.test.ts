@@ -1,3 +1,4 @@
+import { SENTINEL } from '../../sigma/pipelines';
 /**
  * The Sentinel adapter against the fake Azure (test/fakes/sentinel): every adapter method, the token
  * cache, the faults Azure plays (refused credentials, throttling, a failed write, a slow answer),
@@ -240,7 +241,7 @@ describe('sentinel adapter against the fake Azure', () => {
 
     it('builds fixture tables that name every column the query reads, renamed by the pipeline', () => {
       const rule = compiled(ATTRIB);
-      const built = fixtureQuery(rule.query, rule.logsource, [{ name: 'x', expect: 'match', event: { Image: 'C:\\attrib.exe', ProcessId: 4 } }]);
+      const built = fixtureQuery(rule.query, rule.logsource, [{ name: 'x', expect: 'match', event: { Image: 'C:\\attrib.exe', ProcessId: 4 } }], SENTINEL);
       expect(built.ok).toBe(true);
       const q = built.ok ? built.query : '';
       expect(q).toMatch(/^let T = datatable\(/);

@@ -1,3 +1,4 @@
+import { SPLUNK_CIM } from '../../sigma/pipelines';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -577,6 +578,6 @@ describe("the fake's SPL evaluator on corpus rules", () => {
 
   it('agrees with the condition the adapter sends for fixtures', () => {
     const query = compileForTarget(CHCP, 'splunk');
-    expect(conditionOf(query, { category: 'process_creation', product: 'windows' })).toBe('process_path="*\\\\chcp.com" (process="* 936" OR process="* 1258")');
+    expect(conditionOf(query, { category: 'process_creation', product: 'windows' }, SPLUNK_CIM)).toBe('process_path="*\\\\chcp.com" (process="* 936" OR process="* 1258")');
   });
 });

@@ -5,7 +5,7 @@ import { rule, ruleText } from './support/rules';
 
 describe('pipelines as data', () => {
   it('lists the bundled pipelines by name', () => {
-    expect(Object.keys(PIPELINES).sort()).toEqual(['elastic-ecs', 'sentinel', 'splunk-cim']);
+    expect(Object.keys(PIPELINES).sort()).toEqual(['elastic-ecs', 'sentinel', 'sentinel-asim', 'splunk-cim', 'splunk-sysmon']);
   });
 
   it('picks the most specific logsource mapping', () => {
