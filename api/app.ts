@@ -4,7 +4,7 @@ import type { ApiDeps } from './context';
 import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
 import { parseParams, parseRequest, expressPath, type RouteSpec } from './http/route';
 import { requestLog } from './http/request-log';
-import { identifyAndLimit, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
+import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
 import { enforceScope, namedInRequest } from './http/scope';
@@ -125,8 +125,10 @@ export function buildApp(given: ApiDeps): App {
   api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));
   api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
 
+  const literalFirst = literalPathFirst(routes);
   for (const spec of routes) {
     api[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
+      literalFirst(req, spec);
       auditSubject(res).route = spec.path;
       metricsRoute(res, `${API_BASE}${spec.path}`);
       const auth = req.auth!;

@@ -85,22 +85,48 @@ export function requireJsonBody(req: Request): void {
 }
 
 /** 405 with `Allow` for a known path called with a method it does not have; unknown paths fall through to 404. */
-export function methodNotAllowed(routes: Array<{ method: string; path: string }>) {
-  const byPath = new Map<string, { pattern: RegExp; methods: string[] }>();
+/** The methods of the most literal documented path matching `path` (`/rules/deploy` over `/rules/{id}`), as the document reads. */
+export function allowedMethods(routes: Array<{ method: string; path: string }>) {
+  const byPath = new Map<string, { pattern: RegExp; methods: string[]; params: number }>();
   for (const r of routes) {
-    const entry = byPath.get(r.path) ?? { pattern: new RegExp(`^${r.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), methods: [] };
+    const entry = byPath.get(r.path) ?? { pattern: new RegExp(`^${r.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), methods: [], params: (r.path.match(/\{/g) ?? []).length };
     entry.methods.push(r.method.toUpperCase());
     byPath.set(r.path, entry);
   }
+  return (path: string): { methods: string[]; params: number } => {
+    const matching = [...byPath.values()].filter((e) => e.pattern.test(path));
+    const fewestParams = Math.min(...matching.map((e) => e.params));
+    return { methods: matching.filter((e) => e.params === fewestParams).flatMap((e) => e.methods), params: fewestParams };
+  };
+}
+
+function notAllowed(req: Request, allowed: string[]): AppError {
+  return new AppError(405, 'method-not-allowed', 'Method not allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`, {
+    headers: { Allow: allowed.join(', ') },
+  });
+}
+
+export function methodNotAllowed(routes: Array<{ method: string; path: string }>) {
+  const allowedOn = allowedMethods(routes);
   return (req: Request, _res: Response, next: NextFunction) => {
-    const matching = [...byPath.entries()].filter(([, e]) => e.pattern.test(req.path));
-    // The most literal path wins (`/rules/deploy` over `/rules/{id}`), as it does in the document.
-    const fewestParams = Math.min(...matching.map(([p]) => (p.match(/\{/g) ?? []).length));
-    const allowed = matching.filter(([p]) => (p.match(/\{/g) ?? []).length === fewestParams).flatMap(([, e]) => e.methods);
-    if (allowed.length === 0) return next();
-    throw new AppError(405, 'method-not-allowed', 'Method not allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`, {
-      headers: { Allow: allowed.join(', ') },
-    });
+    const { methods } = allowedOn(req.path);
+    if (methods.length === 0) return next();
+    throw notAllowed(req, methods);
+  };
+}
+
+/**
+ * For a route with path parameters: when a more literal documented path matches the request
+ * (`GET /rules/lint` reaching `GET /rules/{id}`), that path decides, so a method it lacks is a 405
+ * with its Allow header rather than "no rule named lint".
+ */
+export function literalPathFirst(routes: Array<{ method: string; path: string }>) {
+  const allowedOn = allowedMethods(routes);
+  return (req: Request, spec: { path: string }): void => {
+    const params = (spec.path.match(/\{/g) ?? []).length;
+    if (params === 0) return;
+    const literal = allowedOn(req.path);
+    if (literal.params < params && !literal.methods.includes(req.method.toUpperCase())) throw notAllowed(req, literal.methods);
   };
 }
 
@@ -108,7 +134,22 @@ export const unmatchedRoute = (req: Request) => {
   throw notFound(`No endpoint ${req.method} ${req.path}`);
 };
 
-type BodyParserError = Error & { type?: string; status?: number; limit?: number };
+type BodyParserError = Error & { type?: string; status?: number; limit?: number; body?: unknown };
+
+function isJsonText(body: unknown): body is string {
+  if (typeof body !== 'string') return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function describeJsonText(body: string): string {
+  const value: unknown = JSON.parse(body);
+  return value === null ? 'null' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+}
 
 /** gRPC status codes of a Temporal server that is down, overloaded or too slow to answer: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
 const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
@@ -125,6 +166,9 @@ function toAppError(err: unknown): AppError | undefined {
   const e = err as BodyParserError;
   switch (e?.type) {
     case 'entity.parse.failed':
+      // Strict parsing refuses a top-level `null`, number or string although it is JSON: say what is wanted.
+      if (isJsonText(e.body))
+        return problemOf(invalidRequest(`The body must be a JSON object; it is ${describeJsonText(e.body)}`, [{ pointer: '/body', message: 'must be an object' }]));
       return malformedJson(`The body is not valid JSON: ${e.message}`);
     case 'entity.too.large':
       return payloadTooLarge(`The body is larger than the limit of ${e.limit} bytes`);

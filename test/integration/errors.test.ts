@@ -21,6 +21,18 @@ describe('bad input gets a clear problem+json answer', () => {
     expect(res.body.detail).toMatch(/not valid JSON/);
   });
 
+  it('says a body must be an object when it is JSON of another kind (null, a number, a string)', async () => {
+    for (const [body, what] of [
+      ['null', 'null'],
+      ['42', 'a number'],
+      ['"rule"', 'a string'],
+    ] as const) {
+      const res = await svc.request('POST', '/api/v1/rules', { body });
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.detail).toBe(`The body must be a JSON object; it is ${what}`);
+    }
+  });
+
   it('answers 400 with a pointer per unknown field', async () => {
     const res = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: 'r', target: 'local', approval_required: false, colour: 'red' } });
     expectProblem(res, 400, 'invalid-request');
@@ -81,6 +93,11 @@ describe('bad input gets a clear problem+json answer', () => {
     const res = await svc.request('PUT', '/api/v1/rules/deploy', { body: {} });
     expectProblem(res, 405, 'method-not-allowed');
     expect(res.headers.get('allow')).toBe('POST');
+    // A literal path wins over a parameter that would match it: GET /rules/lint is not "no rule named lint".
+    const lint = await svc.request('GET', '/api/v1/rules/lint');
+    expectProblem(lint, 405, 'method-not-allowed');
+    expect(lint.headers.get('allow')).toBe('POST');
+    expect((await svc.request('GET', '/api/v1/rules/4d1c0000-0000-4000-8000-000000000000')).status).toBe(404);
   });
 
   it('refuses text with a NUL character, which PostgreSQL cannot store', async () => {
