@@ -29,6 +29,8 @@ function whyNotLive(d: DeploymentView, approval: ApprovalView | undefined): stri
       return `the approval expired${approval?.expires_at ? ` at ${approval.expires_at}` : ''} without a decision`;
     case 'failed':
       return `the deployment failed: ${d.error ?? 'no reason recorded'}`;
+    case 'overtaken':
+      return `not applied: a newer change of the rule went live first (${d.error ?? 'no reason recorded'})`;
     default:
       // superseded or rolled_back before this wait saw it active: it is not the live version now.
       return `it is no longer live (${d.status})${d.error ? `: ${d.error}` : ''}`;
@@ -124,5 +126,6 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
         : `${deployment.status.padEnd(9)} ${deployment.rule_id} v${deployment.version} is not live on ${deployment.target}: ${whyNotLive(deployment, approval)}\n`,
     );
   }
-  return live ? EXIT.ok : EXIT.failed;
+  // Overtaken is the service doing the right thing (the newer change wins): not applied, not an error.
+  return live || deployment.status === 'overtaken' ? EXIT.ok : EXIT.failed;
 }

@@ -155,6 +155,11 @@ async function settleOrTimeOut(client: ApiClient, plan: Plan, a: Applied, deadli
     progress(`${d.status.padEnd(9)} ${a.rule_id} v${d.version} is live on ${plan.target}\n`);
     return { ...a, outcome: 'done', status: d.status };
   }
+  if (d.status === 'overtaken') {
+    // A newer change of the rule went live first: not applied by design, not a failure.
+    progress(`overtaken ${a.rule_id} v${d.version} on ${plan.target}: not applied, a newer change went live first\n`);
+    return { ...a, outcome: 'skipped', status: d.status, reason: d.error ?? 'a newer change went live first' };
+  }
   const reason = await whyNot(client, d, a.approval_id);
   progress(`${d.status.padEnd(9)} ${a.rule_id} v${d.version} is not live on ${plan.target}: ${reason}\n`);
   return { ...a, outcome: 'failed', status: d.status, reason };

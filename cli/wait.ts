@@ -7,7 +7,7 @@ export type DeploymentView = {
   rule_id: string;
   version: number;
   target: string;
-  status: 'pending_approval' | 'deploying' | 'active' | 'superseded' | 'rolled_back' | 'rejected' | 'changes_requested' | 'expired' | 'failed' | 'demoted';
+  status: 'pending_approval' | 'deploying' | 'active' | 'superseded' | 'rolled_back' | 'rejected' | 'changes_requested' | 'expired' | 'failed' | 'demoted' | 'overtaken';
   error: string | null;
   workflow_id: string;
   links: { self: string; approval?: string; run?: string };

@@ -14,6 +14,8 @@ export const DEPLOYMENT_STATUSES = [
   'expired',
   'failed',
   'demoted',
+  /** Not applied: a newer version of the rule, requested after this change, went live on the target first. */
+  'overtaken',
 ] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
@@ -24,7 +26,15 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const LIVE_DEPLOYMENT_STATUSES = ['active', 'demoted'] as const satisfies readonly DeploymentStatus[];
 
 /** Terminal states: a deployment in one never changes again, and nothing of it runs any more. */
-export const FINAL_DEPLOYMENT_STATUSES = ['superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed'] as const satisfies readonly DeploymentStatus[];
+export const FINAL_DEPLOYMENT_STATUSES = [
+  'superseded',
+  'rolled_back',
+  'rejected',
+  'changes_requested',
+  'expired',
+  'failed',
+  'overtaken',
+] as const satisfies readonly DeploymentStatus[];
 
 /** What happens when scheduled detection goes over the budget of a UTC day. */
 export const ON_EXCEED_POLICIES = ['suppress', 'demote', 'rollback'] as const;

@@ -1,6 +1,6 @@
-import { ActivityFailure, allHandlersFinished, condition, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ImpactSummary } from '../domain/changes/impact-summary';
-import { STATUS } from './contracts';
+import { FailureType, STATUS } from './contracts';
 import type { DeploymentStatus } from '../domain/statuses';
 import { takeDecisions } from './approval-decision';
 import { adapterDeploys, impacts, records, schedules } from './change-activities';
@@ -34,7 +34,16 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   state.impact = impact;
   if (input.approval && !(await awaitApproval(input, state, impact))) return state;
   for (const [i, ref] of input.deployments.entries()) await deployToTarget(input, state.deployments[i]!, ref);
-  return finish(state, state.deployments.every((d) => d.status === 'active') ? 'active' : 'failed');
+  return finish(state, outcomeOf(state));
+}
+
+/** Runs recorded before overtaken changes had a status of their own end them as failed. */
+export const OVERTAKEN_PATCH = 'overtaken-status';
+
+/** The change's status: active when every target took it, overtaken when the only ones that did not were overtaken by a newer change. */
+function outcomeOf(state: DeployState): DeploymentStatus {
+  if (state.deployments.every((d) => d.status === 'active')) return 'active';
+  return state.deployments.every((d) => d.status === 'active' || d.status === 'overtaken') ? 'overtaken' : 'failed';
 }
 
 /** What notifications about the change (or one of its deployments) carry. */
@@ -146,6 +155,12 @@ async function deployToTarget(input: DeployInput, entry: DeployState['deployment
       // Live already: what failed came after activation, and must not end a live version.
       log.error('deployment is live, but setting up its detection failed', { deploymentId: ref.deploymentId, reason });
       entry.error = reason;
+      return;
+    }
+    if (err.cause instanceof ApplicationFailure && err.cause.type === FailureType.LiveVersionChanged && patched(OVERTAKEN_PATCH)) {
+      // Correct behaviour, not an error: the newer change wins and this one is not applied.
+      log.info('change overtaken by a newer one', { deploymentId: ref.deploymentId, reason });
+      await moveTo('overtaken', reason);
       return;
     }
     log.warn('deployment failed', { deploymentId: ref.deploymentId, reason });

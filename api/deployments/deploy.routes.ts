@@ -12,7 +12,7 @@ import { longPoll } from '../http/long-poll';
 import { deploymentView } from './deployment.view';
 import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
 
-const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'pending_approval']);
+const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'overtaken', 'pending_approval']);
 
 export function deployRoutes(deps: ApiDeps) {
   const { db } = deps.database;

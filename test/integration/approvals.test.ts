@@ -147,8 +147,10 @@ describe('deploy with approval', () => {
     expect(direct.status).toBe(202);
     await waitDeployment(direct.body.id, 'active');
     expect((await decide(waiting.body.links.approval.split('/').at(-1), 'approve')).status).toBe(200);
-    const failed = await waitDeployment(waiting.body.id, 'failed');
-    expect(failed.error).toMatch(/^Version 2, requested at .* after this change, is live on this target/);
+    // Not an error: the newer change wins, and this one ends overtaken (not applied).
+    const overtaken = await waitDeployment(waiting.body.id, 'overtaken');
+    expect(overtaken.error).toMatch(/^Version 2, requested at .* after this change, is live on this target/);
+    expect(await svc.client.workflow.getHandle(waiting.body.workflow_id).result()).toMatchObject({ status: 'overtaken' });
     expect((await svc.request('GET', `/api/v1/deployments/${direct.body.id}`)).body.status).toBe('active');
   });
 
