@@ -199,7 +199,8 @@ export class ElasticAdapter implements RemoteAdapter {
   /**
    * Create-or-update the detection rule `detflow-<rule id>`: read it first; when it carries this
    * deployment's marker and query and is enabled, nothing changes. Otherwise it is replaced (PUT) or
-   * created (POST; a 409 means another writer created it meanwhile, and it is replaced).
+   * created (POST; a 409 means another writer created it meanwhile: it is read again, and replaced
+   * unless it is already as wanted).
    */
   async deploy(request: DeployRequest): Promise<DeployResult> {
     const { rule } = request;
@@ -221,14 +222,23 @@ export class ElasticAdapter implements RemoteAdapter {
       state: 'active',
       deployedAt: dateOr(at?.updated_at, this.binding.now()),
     });
-    if (existing && previous?.deploymentId === request.deploymentId && previous.queryHash === hash && existing.query === rule.query) {
+    const ours = (r: KibanaRule, m: typeof previous) => m?.deploymentId === request.deploymentId && m.queryHash === hash && r.query === rule.query;
+    if (existing && ours(existing, previous)) {
       if (existing.enabled) return { changed: false, deployment: deployment(existing), superseded: null };
       return { changed: true, deployment: deployment(await this.kibana.setEnabled(name, true)), superseded: null };
     }
     const superseded = previous && previous.deploymentId !== request.deploymentId ? previous.deploymentId : null;
     if (existing) return { changed: true, deployment: deployment(await this.kibana.updateRule(body)), superseded };
-    const created = (await this.kibana.createRule(body)) ?? (await this.kibana.updateRule(body));
-    return { changed: true, deployment: deployment(created), superseded };
+    const created = await this.kibana.createRule(body);
+    if (created) return { changed: true, deployment: deployment(created), superseded };
+    // 409: created meanwhile (another attempt of this deployment, or its own earlier request the
+    // SIEM held). Read again, as above: another target's rule is refused, and a rule already as
+    // wanted — a dead attempt's create landing after its retry wrote it — is left alone.
+    const now = await this.kibana.getRule(name);
+    const marked = readMarker(now?.description);
+    refuseForeignObject('elastic', name, marked, request);
+    if (now && now.enabled && ours(now, marked)) return { changed: false, deployment: deployment(now), superseded: null };
+    return { changed: true, deployment: deployment(await this.kibana.updateRule(body)), superseded };
   }
 
   /** Deletes the rule carrying this deployment's marker (rollback deletes on Elastic; disabling would leave it to be found as drift). */

@@ -231,9 +231,8 @@ export class SplunkAdapter implements RemoteAdapter {
       state: 'active',
       deployedAt,
     });
-    if (existing && existing.content.search === search && existing.content.description === description && !truthy(existing.content.disabled)) {
-      return { changed: false, deployment: deployment(this.updatedAt(existing)), superseded: null };
-    }
+    const asWanted = (s: SplunkEntry<SavedSearchContent>) => s.content.search === search && s.content.description === description && !truthy(s.content.disabled);
+    if (existing && asWanted(existing)) return { changed: false, deployment: deployment(this.updatedAt(existing)), superseded: null };
     const fields = {
       search,
       description,
@@ -259,10 +258,13 @@ export class SplunkAdapter implements RemoteAdapter {
       try {
         written = await this.client.post<Written>(this.client.ns('saved/searches'), { name, ...fields });
       } catch (err) {
-        // Created meanwhile (an earlier attempt whose answer was lost, still settling): update it.
+        // Created meanwhile (another attempt of this deployment, or its own earlier request the SIEM
+        // held): when it is already as wanted — a dead attempt's create landing after its retry
+        // wrote it — nothing is written; otherwise it is updated.
         if (!(isSiemRequestError(err) && err.details.status === 409)) throw err;
         const now = await this.savedSearch(name);
         refuseForeignObject('splunk', name, now ? readMarker(now.content.description) : null, request);
+        if (now && asWanted(now)) return { changed: false, deployment: deployment(this.updatedAt(now)), superseded: null };
         written = await update();
       }
     }

@@ -41,6 +41,8 @@ export interface RecordedRequest {
   readonly method: string;
   readonly path: string;
   readonly status: number;
+  /** When the request reached the fake (before any fault's delay). */
+  readonly at: Date;
 }
 
 export interface FakeSiem {

@@ -538,7 +538,7 @@ describe('faults', () => {
     expect(fake.objects()).toHaveLength(0);
     expect(await adapter.deploy({ deploymentId: DEP1, tenantId: TENANT, targetId: TARGET, rule })).toMatchObject({ changed: true });
     expect(await adapter.deploy({ deploymentId: DEP1, tenantId: TENANT, targetId: TARGET, rule })).toMatchObject({ changed: false });
-    expect(fake.writes()).toEqual([{ method: 'POST', path: '/api/detection_engine/rules', status: 200 }]);
+    expect(fake.writes()).toEqual([{ method: 'POST', path: '/api/detection_engine/rules', status: 200, at: expect.any(Date) }]);
   });
 
   it('times out on a slow answer', async () => {

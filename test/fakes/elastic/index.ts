@@ -144,6 +144,7 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
   type Handler = (req: http.IncomingMessage, url: URL, body: Buffer) => Promise<Answer> | Answer;
 
   const serve = (side: 'kibana' | 'es', handler: Handler) => async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const at = new Date();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -165,7 +166,7 @@ export async function startFakeElastic(options: FakeElasticOptions = {}): Promis
       }
     }
     const write = side === 'kibana' && ['POST', 'PUT', 'PATCH'].includes(method) && url.pathname.endsWith('/api/detection_engine/rules') && answer.status < 300;
-    recorded.push({ method, path: url.pathname, status: answer.status, write });
+    recorded.push({ method, path: url.pathname, status: answer.status, at, write });
     const headers: Record<string, string> = { 'content-type': 'application/json', ...answer.headers };
     if (side === 'es') {
       headers['x-elastic-product'] = 'Elasticsearch';

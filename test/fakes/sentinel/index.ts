@@ -433,6 +433,7 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
 
   function handler(role: Role) {
     return (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const at = new Date();
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -440,10 +441,12 @@ export async function startFakeSentinel(options: FakeSentinelOptions = {}): Prom
         const url = new URL(req.url ?? '/', base[role]);
         const method = req.method ?? 'GET';
         const respond = (answer: Answer) => {
-          if (res.destroyed || res.writableEnded) return;
-          const entry: RecordedRequest = { method, path: url.pathname, status: answer.status };
+          if (res.writableEnded) return;
+          const entry: RecordedRequest = { method, path: url.pathname, status: answer.status, at };
           log.push(entry);
           if (role === 'arm' && method === 'PUT' && answer.status >= 200 && answer.status < 300) writeLog.push(entry);
+          // A client that gave up (a timeout) does not undo what was done: it is recorded above.
+          if (res.destroyed) return;
           const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
           res.writeHead(answer.status, {
             ...(text ? { 'content-type': 'application/json; charset=utf-8' } : {}),

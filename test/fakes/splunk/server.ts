@@ -151,6 +151,7 @@ export class FakeSplunkServer {
   // --- request handling ----------------------------------------------------------------------
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const at = new Date();
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
     const body = await new Promise<string>((resolve) => {
@@ -182,7 +183,7 @@ export class FakeSplunkServer {
         res.end(
           `<?xml version="1.0" encoding="UTF-8"?>\n<response><messages><msg type="ERROR">This fake answers JSON only: the query string must carry output_mode=json (without it Splunk answers Atom/XML)</msg></messages></response>`,
         );
-        this.log.push({ method, path: url.pathname, status });
+        this.log.push({ method, path: url.pathname, status, at });
         return;
       }
       let form: URLSearchParams | null = null;
@@ -205,7 +206,7 @@ export class FakeSplunkServer {
         payload = { messages: [{ type: 'ERROR', text: `fake Splunk failed: ${(e as Error).message}` }] };
       }
     }
-    const record = { method, path: url.pathname, status };
+    const record = { method, path: url.pathname, status, at };
     if (write && status >= 200 && status < 300) {
       this.writeLog.push(record);
       if (this.lostWriteAnswers > 0) {
