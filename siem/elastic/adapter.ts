@@ -1,6 +1,6 @@
+import { compileRemote } from '../remote/compile';
+import { fixtureOutcomes } from '../fixture-outcomes';
 import type { SigmaRule } from '../../sigma';
-import { isSigmaError } from '../../sigma/errors';
-import { compileForTarget } from '../../sigma/lint/for-target';
 import { matchLogsource, type TargetMapping } from '../../sigma/pipelines';
 import { mappingOf } from '../remote/mapping';
 import {
@@ -102,20 +102,7 @@ export class ElasticAdapter implements RemoteAdapter {
    * patterns when one is set, with the METADATA directive the ES|QL rule type needs.
    */
   compile(rule: SigmaRule): CompileResult {
-    let query: string;
-    try {
-      query = compileForTarget(rule, 'elastic', this.mapping.pipeline);
-    } catch (e) {
-      if (isSigmaError(e)) return { ok: false, issues: [{ code: e.code, message: e.message, line: e.line, column: e.column }] };
-      throw e;
-    }
-    if (this.connection.index) query = withSource(query, this.connection.index);
-    query = withMetadata(query);
-    const ls: { product?: string; category?: string; service?: string } = {};
-    if (rule.logsource.product !== undefined) ls.product = rule.logsource.product;
-    if (rule.logsource.category !== undefined) ls.category = rule.logsource.category;
-    if (rule.logsource.service !== undefined) ls.service = rule.logsource.service;
-    return Object.keys(ls).length > 0 ? { ok: true, query, logsource: ls } : { ok: true, query };
+    return compileRemote(rule, 'elastic', this.mapping.pipeline, (query) => withMetadata(this.connection.index ? withSource(query, this.connection.index) : query));
   }
 
   /**
@@ -137,16 +124,7 @@ export class ElasticAdapter implements RemoteAdapter {
     } finally {
       await this.es.deleteIndex(index);
     }
-    return fixtures.map((f, i) => {
-      const matched = matching.has(i + 1);
-      const passed = matched === (f.expect === 'match');
-      const reason = passed
-        ? ''
-        : f.expect === 'match'
-          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
-          : `rule ${rule.ruleId} v${rule.version} matched this event`;
-      return { name: f.name, expect: f.expect, matched, passed, reason };
-    });
+    return fixtureOutcomes(rule, fixtures, (i) => matching.has(i + 1));
   }
 
   /**

@@ -1,3 +1,4 @@
+import { fixtureOutcomes } from '../fixture-outcomes';
 import {
   MissingCapability,
   type AdapterCapabilities,
@@ -91,16 +92,7 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
         (table) => table.matching(rule.query),
       ),
     );
-    return fixtures.map((f, i) => {
-      const matched = matching.has(i + 1);
-      const passed = matched === (f.expect === 'match');
-      const reason = passed
-        ? ''
-        : f.expect === 'match'
-          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
-          : `rule ${rule.ruleId} v${rule.version} matched this event`;
-      return { name: f.name, expect: f.expect, matched, passed, reason };
-    });
+    return fixtureOutcomes(rule, fixtures, (i) => matching.has(i + 1));
   }
 
   async count(tenantId: string, targetId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult> {

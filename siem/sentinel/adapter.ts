@@ -1,7 +1,8 @@
+import { compileRemote } from '../remote/compile';
+import { fixtureOutcomes } from '../fixture-outcomes';
 import { createHash } from 'node:crypto';
-import { isSigmaError, matchLogsource, type Logsource, type SigmaRule, type TargetMapping } from '../../sigma';
+import { matchLogsource, type Logsource, type SigmaRule, type TargetMapping } from '../../sigma';
 import { mappingOf } from '../remote/mapping';
-import { compileForTarget } from '../../sigma/lint/for-target';
 import type {
   AdapterCapabilities,
   AlertStats,
@@ -119,26 +120,16 @@ export class SentinelAdapter implements RemoteAdapter {
   }
 
   compile(rule: SigmaRule): CompileResult {
-    let query: string;
-    try {
-      query = compileForTarget(rule, 'sentinel', this.mapping.pipeline);
-    } catch (err) {
-      if (isSigmaError(err)) return { ok: false, issues: [{ code: err.code, message: err.message, line: err.line, column: err.column }] };
-      throw err;
-    }
-    if (query.length > MAX_QUERY_CHARS) {
-      return {
-        ok: false,
-        issues: [
-          { code: 'target-limit', message: `the KQL query is ${query.length} characters; Sentinel analytics rules take at most ${MAX_QUERY_CHARS}`, line: 1, column: 1 },
-        ],
-      };
-    }
-    const ls: { product?: string; category?: string; service?: string } = {};
-    if (rule.logsource.product !== undefined) ls.product = rule.logsource.product;
-    if (rule.logsource.category !== undefined) ls.category = rule.logsource.category;
-    if (rule.logsource.service !== undefined) ls.service = rule.logsource.service;
-    return Object.keys(ls).length > 0 ? { ok: true, query, logsource: ls } : { ok: true, query };
+    return compileRemote(rule, 'sentinel', this.mapping.pipeline, (query) =>
+      query.length > MAX_QUERY_CHARS
+        ? {
+            ok: false,
+            issues: [
+              { code: 'target-limit', message: `the KQL query is ${query.length} characters; Sentinel analytics rules take at most ${MAX_QUERY_CHARS}`, line: 1, column: 1 },
+            ],
+          }
+        : query,
+    );
   }
 
   /** The fixtures as a `datatable` the rule's query runs over, in the workspace (fixture-table.ts). */
@@ -148,16 +139,7 @@ export class SentinelAdapter implements RemoteAdapter {
     if (!built.ok) return fixtures.map((f) => ({ name: f.name, expect: f.expect, matched: false, passed: false, reason: built.reason }));
     const rows = await this.logs.rows(built.query);
     const matching = new Set(rows.map((r) => Number(r[FIXTURE_COLUMN])));
-    return fixtures.map((f, i) => {
-      const matched = matching.has(i + 1);
-      const passed = matched === (f.expect === 'match');
-      const reason = passed
-        ? ''
-        : f.expect === 'match'
-          ? `rule ${rule.ruleId} v${rule.version} did not match this event`
-          : `rule ${rule.ruleId} v${rule.version} matched this event`;
-      return { name: f.name, expect: f.expect, matched, passed, reason };
-    });
+    return fixtureOutcomes(rule, fixtures, (i) => matching.has(i + 1));
   }
 
   /**

@@ -1,7 +1,7 @@
-import { compileForTarget } from '../../sigma/lint/for-target';
+import { compileRemote } from '../remote/compile';
+import { fixtureOutcomes } from '../fixture-outcomes';
 import type { TargetMapping } from '../../sigma/pipelines';
 import { mappingOf } from '../remote/mapping';
-import { SigmaError } from '../../sigma/errors';
 import type { SigmaRule } from '../../sigma/model';
 import {
   type AdapterCapabilities,
@@ -124,17 +124,7 @@ export class SplunkAdapter implements RemoteAdapter {
   }
 
   compile(rule: SigmaRule): CompileResult {
-    try {
-      const query = compileForTarget(rule, 'splunk', this.mapping.pipeline);
-      const ls: { product?: string; category?: string; service?: string } = {};
-      if (rule.logsource.product !== undefined) ls.product = rule.logsource.product;
-      if (rule.logsource.category !== undefined) ls.category = rule.logsource.category;
-      if (rule.logsource.service !== undefined) ls.service = rule.logsource.service;
-      return Object.keys(ls).length > 0 ? { ok: true, query, logsource: ls } : { ok: true, query };
-    } catch (e) {
-      if (e instanceof SigmaError) return { ok: false, issues: [{ code: e.code, message: e.message, line: e.line, column: e.column }] };
-      throw e;
-    }
+    return compileRemote(rule, 'splunk', this.mapping.pipeline);
   }
 
   /**
@@ -155,16 +145,7 @@ export class SplunkAdapter implements RemoteAdapter {
     });
     const { results } = await this.client.oneshot(fixtureSearch(rows, conditionOf(rule.query, rule.logsource, this.mapping.pipeline)), null);
     const matching = new Set(results.map((r) => Number(r[FIXTURE_FIELD])));
-    return fixtures.map((f, i) => {
-      const matched = matching.has(i);
-      const passed = matched === (f.expect === 'match');
-      const reason = passed
-        ? ''
-        : f.expect === 'match'
-          ? `rule ${rule.ruleId} v${rule.version} did not match this event in Splunk`
-          : `rule ${rule.ruleId} v${rule.version} matched this event in Splunk`;
-      return { name: f.name, expect: f.expect, matched, passed, reason };
-    });
+    return fixtureOutcomes(rule, fixtures, (i) => matching.has(i), ' in Splunk');
   }
 
   async count(_tenantId: string, _targetId: string, rule: CompiledRule, window: TimeWindow): Promise<WindowCountResult> {
