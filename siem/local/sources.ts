@@ -116,15 +116,15 @@ export async function* ndjsonLines(
   maxLineBytes: number = DEFAULT_MAX_EVENT_BYTES,
 ): AsyncGenerator<SourceLine | OversizedLine> {
   const splitter = new LineSplitter(maxLineBytes);
+  // for…of rather than yield*, which would wrap the lines of a sync generator in async iteration.
   if (typeof input === 'string') {
-    yield* splitter.push(input);
-    yield* splitter.end();
-    return;
+    for (const l of splitter.push(input)) yield l;
+  } else {
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    for await (const chunk of input) for (const l of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))) yield l;
+    for (const l of splitter.push(decoder.decode())) yield l;
   }
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  for await (const chunk of input) yield* splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-  yield* splitter.push(decoder.decode());
-  yield* splitter.end();
+  for (const l of splitter.end()) yield l;
 }
 
 function stripCr(text: string): string {
