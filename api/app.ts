@@ -4,6 +4,7 @@ import type { ApiDeps } from './context';
 import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder';
 import { parseParams, parseRequest, expressPath, type RouteSpec } from './http/route';
 import { requestLog } from './http/request-log';
+import { bodyDeadlines, DEFAULT_BODY_TIMEOUT_SECONDS } from './http/body-deadline';
 import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
@@ -84,6 +85,7 @@ export function buildApp(given: ApiDeps): App {
   app.set('query parser', 'simple');
   app.use(requestLog(deps.logger));
   app.use(httpMetrics(metrics));
+  app.use(bodyDeadlines(deps.config.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS));
 
   // Liveness, readiness and metrics for orchestrators: no rate limit, no audit; no auth either,
   // except /metrics when DETFLOW_METRICS_TOKEN is set.

@@ -5,7 +5,8 @@ import type { ServiceMetrics } from '../lib/metrics/service-metrics';
 
 /** What the API needs from the outside world, wired by the process that runs it: the domain's dependencies, and its own. */
 export type ApiDeps = DomainDeps & {
-  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl' | 'ingestLimitBytes'> & Partial<Pick<AppConfig, 'metricsToken'>>;
+  /** Settings left out take their defaults (config/env.ts). */
+  config: Pick<AppConfig, 'bodyLimit' | 'publicUrl' | 'ingestLimitBytes'> & Partial<Pick<AppConfig, 'metricsToken' | 'maxEventBytes' | 'bodyTimeoutSeconds'>>;
   logger: Logger;
   /** This process's metrics, exposed at /metrics; the domain counts into them too. Made by buildApp when the process gives none. */
   metrics?: ServiceMetrics;

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiDeps } from './context';
 import { buildApp } from './app';
+import { DEFAULT_BODY_TIMEOUT_SECONDS } from './http/body-deadline';
 
 export type RunningApi = { url: string; server: http.Server; close(): Promise<void>; flush(): Promise<void> };
 
@@ -11,6 +12,11 @@ export async function startApi(deps: ApiDeps, host: string, port: number): Promi
   const server = http.createServer(app);
   // Keep-alive longer than common load balancer idle timeouts, so they close first.
   server.keepAliveTimeout = 65_000;
+  // Node's own request timeout answers a bare 408 with no body: it is set past the application's
+  // body deadline (api/http/body-deadline.ts), which answers a 408 problem first. That deadline
+  // starts once the headers are in (at most headersTimeout), and Node checks its timeouts every
+  // connectionsCheckingInterval.
+  server.requestTimeout = server.headersTimeout + (deps.config.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000 + 10_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

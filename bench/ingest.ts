@@ -23,12 +23,19 @@
  * store commits requests that arrive together in one transaction (group commit), so the HTTP
  * figure also reports how many requests shared each commit; the store-only baseline sends one
  * batch at a time and so commits each alone.
+ *
+ * `/readyz` is polled from the service's process during the HTTP uploads, and then during one
+ * upload of BENCH_NO_NEWLINE_MB MiB (default 256) without a newline — one runaway line, rejected by
+ * its line number once it passes the per-event cap (1 MiB), the rest read and dropped: its p99
+ * tells whether an upload keeps the event loop free (issue 14: such an upload once blocked the
+ * process for minutes).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import pino from 'pino';
 import { openDatabase } from '../db/client';
 import { SecretBox } from '../config/secret-box';
@@ -49,6 +56,7 @@ const N = Number(process.argv[3] ?? process.argv[2] ?? 1_000_000);
 const REQUEST_LINES = Number(process.env.BENCH_REQUEST_LINES ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const QUERY = '?timestamp_field=UtcTime&product=windows&category=process_creation';
+const NO_NEWLINE_MB = Number(process.env.BENCH_NO_NEWLINE_MB ?? 256);
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 /** Peak resident set size of this process so far, in bytes. */
@@ -182,7 +190,7 @@ async function duckdbBulk(): Promise<Measured> {
       const started = performance.now();
       const cpuStarted = process.cpuUsage();
       const inserted = await con.runAndReadAll(
-        `INSERT INTO events SELECT 0, 'bench', CAST(uuid() AS VARCHAR), ${eventTime}, now()::TIMESTAMP, 'windows', 'process_creation', NULL, strlen(raw), raw, ${promotedItems('__p')}
+        `INSERT INTO events SELECT 0, 'bench', CAST(uuid() AS VARCHAR), ${eventTime}, now()::TIMESTAMP, 'windows', 'process_creation', NULL, strlen(raw), raw, ${promotedItems('__p')}, 'bench'
          FROM (SELECT raw, ${promotedExtraction('raw', ['UtcTime'])} AS __p FROM ${reader})`,
       );
       await con.run('CHECKPOINT');
@@ -237,8 +245,84 @@ async function client(): Promise<Measured> {
   return { events, bytes, seconds: (performance.now() - started) / 1000, peakRssBytes: peakRss(), rejected, cpuSeconds: 0 };
 }
 
-type ChildMode = 'store-only' | 'duckdb-bulk' | 'client';
-const CHILD_MODES: Record<ChildMode, () => Promise<Measured>> = { 'store-only': storeOnly, 'duckdb-bulk': duckdbBulk, client };
+/** Child process: one upload of NO_NEWLINE_MB MiB without a newline, written as fast as the service reads it. */
+async function noNewline(): Promise<Measured> {
+  const url = new URL(`${process.env.BENCH_URL}/api/v1/events${QUERY}`);
+  const bytes = NO_NEWLINE_MB * 1024 * 1024;
+  const piece = Buffer.alloc(64 * 1024, 'a');
+  const started = performance.now();
+  const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: 'POST', agent: false, headers: { authorization: `Bearer ${process.env.BENCH_TOKEN}`, 'content-type': 'application/x-ndjson', 'content-length': bytes } },
+      (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        r.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    let sent = 0;
+    const write = () => {
+      while (sent < bytes) {
+        const chunk = piece.subarray(0, Math.min(piece.length, bytes - sent));
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', write);
+      }
+      req.end();
+    };
+    write();
+  });
+  // One line, over the cap: a 400 naming line 1 (every line of the batch was bad).
+  if (res.status !== 400 || !res.text.includes('/body/line/1')) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 500)}`);
+  return { events: 0, bytes, seconds: (performance.now() - started) / 1000, peakRssBytes: peakRss(), rejected: 1, cpuSeconds: 0 };
+}
+
+type ChildMode = 'store-only' | 'duckdb-bulk' | 'client' | 'no-newline';
+const CHILD_MODES: Record<ChildMode, () => Promise<Measured>> = { 'store-only': storeOnly, 'duckdb-bulk': duckdbBulk, client, 'no-newline': noNewline };
+
+/** `/readyz` latencies in ms, polled one after another while some work runs, and the event loop's delay meanwhile. */
+interface Readyz {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Event-loop delay (perf_hooks, 10 ms resolution): the longest stretch nothing else could run. */
+  loopP99: number;
+  loopMax: number;
+}
+
+async function readyzDuring<T>(baseUrl: string, work: Promise<T>): Promise<{ result: T; readyz: Readyz }> {
+  const latencies: number[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  let done = false;
+  const probe = (async () => {
+    while (!done) {
+      const started = performance.now();
+      const res = await fetch(`${baseUrl}/readyz`);
+      await res.text();
+      latencies.push(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  try {
+    const result = await work;
+    loop.disable();
+    return { result, readyz: summarise(latencies, loop) };
+  } finally {
+    done = true;
+    loop.disable();
+    await probe;
+  }
+}
+
+function summarise(latencies: number[], loop: IntervalHistogram): Readyz {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.max(0, Math.ceil(sorted.length * q) - 1)] ?? NaN;
+  return { n: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? NaN, loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 };
+}
 
 /** Runs this file in a child process in `mode` and returns what it measured. */
 function child(mode: ChildMode, env: Record<string, string> = {}): Promise<Measured> {
@@ -251,7 +335,7 @@ function child(mode: ChildMode, env: Record<string, string> = {}): Promise<Measu
 }
 
 /** The service as `npm start` runs it, in this process; the client posts from another process. */
-async function overHttp(): Promise<Measured & { rssBeforeBytes: number }> {
+async function overHttp(): Promise<Measured & { rssBeforeBytes: number; idle: Readyz; readyz: Readyz; noNewline: Measured & { readyz: Readyz } }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'detflow-ingest-http-'));
   const temporal = process.env.TEMPORAL_ADDRESS
     ? undefined
@@ -285,9 +369,11 @@ async function overHttp(): Promise<Measured & { rssBeforeBytes: number }> {
       0,
     );
     try {
+      // The baseline: /readyz on the idle service, as loaded as the machine is now.
+      const idle = (await readyzDuring(api.url, new Promise((r) => setTimeout(r, 3000)))).readyz;
       const rssBeforeBytes = process.memoryUsage().rss;
       const cpuStarted = process.cpuUsage();
-      const measured = await child('client', { BENCH_URL: api.url, BENCH_TOKEN: token });
+      const { result: measured, readyz } = await readyzDuring(api.url, child('client', { BENCH_URL: api.url, BENCH_TOKEN: token }));
       const cpu = cpuSeconds(cpuStarted);
       const stored = (await siem.localStore.tenantStats('default')).events;
       if (stored !== measured.events) throw new Error(`the store holds ${stored} events, the responses accepted ${measured.events}`);
@@ -295,8 +381,12 @@ async function overHttp(): Promise<Measured & { rssBeforeBytes: number }> {
       const groups = await siem.localStore.read(
         async (con) => (await con.runAndReadAll(`SELECT count(*) AS b, count(DISTINCT ingested_at) AS c FROM ingest_batches`)).getRowObjects()[0]!,
       );
+      const peakRssBytes = peakRss();
+      const noNewlineCpu = process.cpuUsage();
+      const lone = await readyzDuring(api.url, child('no-newline', { BENCH_URL: api.url, BENCH_TOKEN: token }));
+      const noNewline = { ...lone.result, cpuSeconds: cpuSeconds(noNewlineCpu), peakRssBytes: peakRss(), readyz: lone.readyz };
       // The service's own peak, not the client's.
-      return { ...measured, peakRssBytes: peakRss(), rssBeforeBytes, cpuSeconds: cpu, batchesPerCommit: Number(groups.b) / Number(groups.c) };
+      return { ...measured, peakRssBytes, rssBeforeBytes, cpuSeconds: cpu, batchesPerCommit: Number(groups.b) / Number(groups.c), idle, readyz, noNewline };
     } finally {
       await api.close();
       await temporalClient.connection.close();
@@ -338,6 +428,15 @@ async function main(): Promise<void> {
       `target ≥ 100,000 events/s, RSS < 1 GiB (service RSS before: ${mib(viaHttp.rssBeforeBytes)}); ${viaHttp.batchesPerCommit?.toFixed(1)} requests per commit`,
     ),
   ]);
+  const ms = (r: Readyz) =>
+    `p50 ${r.p50.toFixed(1)} / p99 ${r.p99.toFixed(1)} / max ${r.max.toFixed(1)} ms (${fmt(r.n)} probes); event-loop delay p99 ${r.loopP99.toFixed(0)} / max ${r.loopMax.toFixed(0)} ms`;
+  const lone = viaHttp.noNewline;
+  process.stdout.write(
+    `\n/readyz on the idle service (baseline): ${ms(viaHttp.idle)}\n` +
+      `/readyz during the uploads: ${ms(viaHttp.readyz)}\n` +
+      `/readyz during one ${NO_NEWLINE_MB} MiB upload without a newline (${lone.seconds.toFixed(1)} s, ${(lone.bytes / 1e6 / lone.seconds).toFixed(0)} MB/s, ` +
+      `${lone.cpuSeconds.toFixed(1)} CPU s, peak RSS ${mib(lone.peakRssBytes)}; rejected as line 1): ${ms(lone.readyz)}\n`,
+  );
   process.stdout.write(
     `${(viaHttp.bytes / viaHttp.events).toFixed(0)} bytes/event; load average at the end ${os.loadavg()[0]!.toFixed(1)} (other processes share the cores)\n`,
   );

@@ -36,6 +36,8 @@ const envSchema = z.object({
     .default('5mb'),
   DETFLOW_PUBLIC_URL: optionalString,
   DETFLOW_INGEST_LIMIT_MB: z.coerce.number().int().min(1).max(4096).default(256),
+  DETFLOW_MAX_EVENT_KB: z.coerce.number().int().min(1).max(65536).default(1024),
+  DETFLOW_BODY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   DETFLOW_METRICS_TOKEN: optionalString,
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
@@ -70,6 +72,10 @@ export type AppConfig = {
   publicUrl: string | undefined;
   /** Largest event upload of one request, in bytes. */
   ingestLimitBytes: number;
+  /** Largest single event (an NDJSON line, a JSON array element), in bytes: a larger one is rejected by its line number. */
+  maxEventBytes: number;
+  /** How long a request body may take to arrive, from the request's headers on: later is a 408 problem. */
+  bodyTimeoutSeconds: number;
   /** When set, GET /metrics needs `Authorization: Bearer <it>`; otherwise /metrics is open like /healthz. */
   metricsToken: string | undefined;
   /** Where the worker run on its own (worker/main.ts) serves /metrics; it serves none when unset. */
@@ -112,6 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimit: e.DETFLOW_BODY_LIMIT,
     publicUrl: e.DETFLOW_PUBLIC_URL,
     ingestLimitBytes: e.DETFLOW_INGEST_LIMIT_MB * 1024 * 1024,
+    maxEventBytes: e.DETFLOW_MAX_EVENT_KB * 1024,
+    bodyTimeoutSeconds: e.DETFLOW_BODY_TIMEOUT_SECONDS,
     metricsToken: e.DETFLOW_METRICS_TOKEN,
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,

@@ -7,9 +7,10 @@ import { withEventUpload } from './event-upload';
 import { ingestResultView } from './ingest-result.view';
 import { IngestBody, IngestQuery, IngestResult } from './schemas';
 
-function intakeRequestOf(query: z.infer<typeof IngestQuery>): EventIntakeRequest {
+function intakeRequestOf(query: z.infer<typeof IngestQuery>, maxEventBytes: number | undefined): EventIntakeRequest {
   return {
     target: query.target,
+    maxEventBytes,
     timestampField: query.timestamp_field,
     eventIdField: query.event_id_field,
     logsource: {
@@ -34,12 +35,15 @@ export function eventRoutes(deps: ApiDeps) {
       query: IngestQuery,
       rawBody: IngestBody,
       responses: {
-        200: { description: 'What was stored; bad lines are listed with their line numbers and nothing else is lost', schema: IngestResult },
+        200: {
+          description: 'What was stored; bad lines (an event over DETFLOW_MAX_EVENT_KB among them) are listed with their line numbers and nothing else is lost',
+          schema: IngestResult,
+        },
         404: { description: 'No such target', schema: ProblemSchema },
         409: { description: 'This API process runs apart from the worker that holds the local events (scaled topology); nothing was stored', schema: ProblemSchema },
       },
       handler: async ({ query, auth, req }) => {
-        const intake = await openEventIntake(deps, auth, intakeRequestOf(query));
+        const intake = await openEventIntake(deps, auth, intakeRequestOf(query, deps.config.maxEventBytes));
         const result = await withEventUpload(req, deps.config.ingestLimitBytes, (source) => storeEvents(deps, auth, intake, source));
         return { status: 200, body: ingestResultView(intake.target.name, result) };
       },

@@ -11,7 +11,19 @@ import { auditSubject } from '../audit/audit-recorder';
 import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
 import { isSiemRequestError } from '../../siem/remote/errors';
-import { AppError, PROBLEM_BASE, problemOf, siemProblem, malformedJson, payloadTooLarge, tooManyRequests, unauthorized, unsupportedMediaType, type Problem } from './problem';
+import {
+  AppError,
+  PROBLEM_BASE,
+  problemOf,
+  siemProblem,
+  malformedJson,
+  payloadTooLarge,
+  requestAborted,
+  tooManyRequests,
+  unauthorized,
+  unsupportedMediaType,
+  type Problem,
+} from './problem';
 import { Refusal, invalidRequest, notFound, unavailable } from '../../domain/errors';
 
 declare module 'express-serve-static-core' {
@@ -176,7 +188,7 @@ function toAppError(err: unknown): AppError | undefined {
     case 'charset.unsupported':
       return unsupportedMediaType(e.message);
     case 'request.aborted':
-      return new AppError(400, 'request-aborted', 'Request aborted', 'The client closed the request before its body arrived');
+      return requestAborted();
   }
   // A path that is not valid percent-encoding ("/rules/%ZZ"): the router cannot decode it.
   if (err instanceof URIError) return problemOf(invalidRequest(`The request path is not valid percent-encoded UTF-8: ${err.message}`));
@@ -219,7 +231,9 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       appError = new AppError(500, 'internal', 'Internal error', `An unexpected error occurred; quote request id ${String(req.id)} when reporting it`);
     }
     if (res.headersSent) {
-      res.destroy();
+      // An answer already complete (a 408 the body deadline gave while a handler still read the
+      // body) stays as it was; one cut short by the error is cut off.
+      if (!res.writableEnded) res.destroy();
       return;
     }
     sendProblem(req, res, appError);

@@ -44,6 +44,8 @@ export const unauthorized = (detail: string) =>
   new AppError(401, 'unauthorized', 'Authentication required', detail, {
     headers: { 'WWW-Authenticate': 'Bearer realm="detflow", error="invalid_token"' },
   });
+export const requestAborted = () => new AppError(400, 'request-aborted', 'Request aborted', 'The client closed the request before its body arrived');
+export const requestTimeout = (detail: string) => new AppError(408, 'request-timeout', 'Request timeout', detail);
 export const payloadTooLarge = (detail: string) => new AppError(413, 'payload-too-large', 'Payload too large', detail);
 export const unsupportedMediaType = (detail: string) => new AppError(415, 'unsupported-media-type', 'Unsupported media type', detail);
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>

@@ -59,6 +59,7 @@ const COMMON_ERRORS: Record<number, string> = {
   400: 'The request is malformed or invalid',
   401: 'The token is missing, malformed, unknown, revoked or expired',
   403: 'The token lacks a permission or environment, or a resource limit is reached',
+  408: 'The body did not arrive within DETFLOW_BODY_TIMEOUT_SECONDS of the headers; the connection is closed',
   413: 'The body is larger than the limit',
   415: 'The body is not JSON',
   429: 'The tenant reached its daily request limit',
@@ -109,7 +110,7 @@ export function toOpenApi(spec: RouteSpec<any, any, any>): RouteConfig {
   const all: Record<number, ResponseSpec> = {};
   for (const [code, description] of Object.entries(COMMON_ERRORS)) all[Number(code)] = { description, schema: ProblemSchema };
   if (!spec.permission) delete all[403];
-  if (!spec.body && !spec.rawBody) (delete all[413], delete all[415]);
+  if (!spec.body && !spec.rawBody) (delete all[408], delete all[413], delete all[415]);
   Object.assign(all, spec.responses);
   for (const [code, r] of Object.entries(all)) {
     const isError = Number(code) >= 400;

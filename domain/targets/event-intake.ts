@@ -10,6 +10,8 @@ type LogsourceKey = (typeof LOGSOURCE_KEYS)[number];
 /** Where a batch of events goes, and how its events are read. */
 export type EventIntakeRequest = {
   target: string;
+  /** The largest event taken, in bytes (DETFLOW_MAX_EVENT_KB); the store's default when undefined. */
+  maxEventBytes: number | undefined;
   timestampField: string;
   eventIdField: string | undefined;
   /** Each logsource key: fixed for every event, or read from a field of each event (not both). */
@@ -50,6 +52,7 @@ export async function openEventIntake(deps: DomainDeps, auth: Actor, request: Ev
     timestampField: request.timestampField,
     logsource,
     ...(request.eventIdField ? { eventIdField: request.eventIdField } : {}),
+    ...(request.maxEventBytes !== undefined ? { maxEventBytes: request.maxEventBytes } : {}),
   };
   return { target, options };
 }

@@ -11,7 +11,7 @@ import { stageSource } from './ingest-stage';
 import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
 import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
-import type { IngestSource } from './sources';
+import { DEFAULT_MAX_EVENT_BYTES, type IngestSource } from './sources';
 import type { FixtureTable, IngestOptions, IngestResult, LineError, LocalEventStoreOptions, SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
 
 export { IngestSourceError, type IngestSource } from './sources';
@@ -175,7 +175,7 @@ export class LocalEventStore {
         if (lineErrors.length >= 2 * cap) lineErrors = firstErrors();
       };
       for (const sql of createStageSql(stage)) await con.run(sql);
-      await stageSource(con, stage, source, reject);
+      await stageSource(con, stage, source, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, reject);
       const rows = Number((await queryRows(con, `SELECT count(*) AS n FROM ${stage.qualified}`))[0]!.n);
       // Queued even when close() has begun since: a batch already read is written, as before.
       const written = this.writes.submit({ id, tenantId, targetId, stage: stage.qualified, rows, options, cap, rejectedBefore: rejected }, rows);

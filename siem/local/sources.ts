@@ -18,46 +18,121 @@ export interface SourceLine {
   readonly text: string;
 }
 
-/** Splits NDJSON into lines across chunk boundaries (multi-byte characters included), skipping blanks. */
-export async function* ndjsonLines(input: string | AsyncIterable<string | Uint8Array>): AsyncGenerator<SourceLine> {
-  if (typeof input === 'string') {
-    let line = 0;
-    let start = 0;
-    while (start <= input.length) {
-      let end = input.indexOf('\n', start);
-      if (end < 0) end = input.length;
-      line++;
-      const text = stripCr(input.slice(start, end));
-      if (text.trim() !== '') yield { line, text };
-      start = end + 1;
-    }
-    return;
-  }
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let pending = '';
-  let line = 0;
-  for await (const chunk of input) {
-    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+/** A line longer than the largest event taken: reported by its number, its text never kept. */
+export interface OversizedLine {
+  readonly line: number;
+  readonly oversized: true;
+}
+
+/** The largest event (one NDJSON line, one JSON array element) taken by default: 1 MiB. */
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+
+/** Why an event over the cap is rejected, as its line error. */
+export function oversizedEventError(maxEventBytes: number): string {
+  return `the event is larger than ${maxEventBytes} bytes, the largest one event may be (DETFLOW_MAX_EVENT_KB); it was skipped`;
+}
+
+/** UTF-8 size of `text`, counted only when it could exceed `room` (a UTF-16 unit is at most 3 bytes). */
+function overRoom(text: string, room: number): boolean {
+  return text.length > room || (text.length * 3 > room && Buffer.byteLength(text, 'utf8') > room);
+}
+
+/**
+ * Splits text arriving in pieces into lines, in time linear in the input: each piece is searched
+ * for newlines once, from where the previous search stopped; the start of a line that runs over
+ * pieces is kept as a list of parts, joined once when its newline arrives. A line over
+ * `maxLineBytes` (UTF-8) is reported as soon as its parts go over, and the rest of it is read to
+ * its newline and dropped, never kept.
+ */
+class LineSplitter {
+  private line = 0;
+  /** The line under way: its parts so far, and their UTF-8 size. */
+  private parts: string[] = [];
+  private partBytes = 0;
+  /** The line under way went over the cap: it was reported, and is dropped up to its newline. */
+  private skipping = false;
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** The lines `text` completes, then the line under way if `text` takes it over the cap. */
+  *push(text: string): Generator<SourceLine | OversizedLine> {
     let start = 0;
     let end: number;
-    while ((end = pending.indexOf('\n', start)) >= 0) {
-      line++;
-      const text = stripCr(pending.slice(start, end));
-      if (text.trim() !== '') yield { line, text };
+    while ((end = text.indexOf('\n', start)) >= 0) {
+      this.line++;
+      const piece = text.slice(start, end);
       start = end + 1;
+      if (this.skipping) this.skipping = false;
+      else {
+        const done = this.complete(piece);
+        if (done) yield done;
+      }
     }
-    pending = pending.slice(start);
+    if (start >= text.length || this.skipping) return;
+    const rest = start === 0 ? text : text.slice(start);
+    this.parts.push(rest);
+    this.partBytes += Buffer.byteLength(rest, 'utf8');
+    if (this.partBytes > this.maxLineBytes) {
+      this.parts = [];
+      this.partBytes = 0;
+      this.skipping = true;
+      yield { line: this.line + 1, oversized: true };
+    }
   }
-  pending += decoder.decode();
-  if (pending.trim() !== '') yield { line: line + 1, text: stripCr(pending) };
+
+  /** The last line, when the input does not end with a newline. */
+  *end(): Generator<SourceLine | OversizedLine> {
+    if (this.skipping || this.parts.length === 0) return;
+    this.line++;
+    const done = this.complete('');
+    if (done) yield done;
+  }
+
+  /** The line under way, ended by `piece`; undefined for a blank line. */
+  private complete(piece: string): SourceLine | OversizedLine | undefined {
+    let text = piece;
+    let tooLong: boolean;
+    if (this.parts.length === 0) tooLong = overRoom(piece, this.maxLineBytes);
+    else {
+      tooLong = overRoom(piece, this.maxLineBytes - this.partBytes);
+      this.parts.push(piece);
+      text = tooLong ? '' : this.parts.join('');
+      this.parts = [];
+      this.partBytes = 0;
+    }
+    if (tooLong) return { line: this.line, oversized: true };
+    text = stripCr(text);
+    return text.trim() === '' ? undefined : { line: this.line, text };
+  }
+}
+
+/**
+ * Splits NDJSON into lines across chunk boundaries (multi-byte characters included), skipping
+ * blanks, in time linear in the input. A line longer than `maxLineBytes` comes back as an
+ * OversizedLine, without its text.
+ */
+export async function* ndjsonLines(
+  input: string | AsyncIterable<string | Uint8Array>,
+  maxLineBytes: number = DEFAULT_MAX_EVENT_BYTES,
+): AsyncGenerator<SourceLine | OversizedLine> {
+  const splitter = new LineSplitter(maxLineBytes);
+  // for…of rather than yield*, which would wrap the lines of a sync generator in async iteration.
+  if (typeof input === 'string') {
+    for (const l of splitter.push(input)) yield l;
+  } else {
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    for await (const chunk of input) for (const l of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))) yield l;
+    for (const l of splitter.push(decoder.decode())) yield l;
+  }
+  for (const l of splitter.end()) yield l;
 }
 
 function stripCr(text: string): string {
   return text.endsWith('\r') ? text.slice(0, -1) : text;
 }
 
-export function jsonlFileLines(path: string): AsyncGenerator<SourceLine> {
-  return ndjsonLines(createReadStream(path, { highWaterMark: 1 << 20 }));
+export function jsonlFileLines(path: string, maxLineBytes?: number): AsyncGenerator<SourceLine | OversizedLine> {
+  return ndjsonLines(createReadStream(path, { highWaterMark: 1 << 20 }), maxLineBytes);
 }
 
 /** Elements of a JSON array as candidate events; a document that is not an array is an error. */

@@ -13,6 +13,11 @@ export interface IngestOptions {
   readonly eventIdField?: string;
   /** How many line errors are listed (all are counted); default 1000. */
   readonly maxReportedErrors?: number;
+  /**
+   * The largest event, in UTF-8 bytes, of an NDJSON line or a JSON array element; a larger one is
+   * rejected by its line number (and the rest of its line is skipped unread); default 1 MiB.
+   */
+  readonly maxEventBytes?: number;
 }
 
 export interface LineError {

@@ -1,8 +1,10 @@
+import http from 'node:http';
+import net from 'node:net';
 import pino from 'pino';
 import { startApi } from '../../api/server';
 import { SecretBox } from '../../config/secret-box';
 import { openSiemAdapters } from '../../siem/adapters';
-import { createApiKey, request, sigmaRule, startTestService, type TestService } from '../support/harness';
+import { createApiKey, request, sigmaRule, startTestService, until, type TestService } from '../support/harness';
 
 const ev = (i: number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -201,5 +203,168 @@ describe('POST /events (local event store ingestion)', () => {
     expect(Object.keys(props)).toEqual(expect.arrayContaining(['logsources', 'logsources_truncated', 'warnings']));
     expect(Object.keys(props.logsources.items.properties)).toEqual(['product', 'category', 'service', 'events']);
     expect(props.warnings.items.properties.code.enum).toEqual(['no_logsource']);
+  });
+});
+
+/**
+ * Ingest cannot stall the service (issue 14, item 8): one event's size is capped, a line is split
+ * in time linear in its length, the event loop stays free during an upload, and a body that comes
+ * too slowly is a 408 problem.
+ */
+describe('POST /events under a per-event cap and a body deadline', () => {
+  const CAP = 64 * 1024;
+  const BODY_TIMEOUT_SECONDS = 3;
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ config: { maxEventBytes: CAP, bodyTimeoutSeconds: BODY_TIMEOUT_SECONDS } });
+  });
+  afterAll(() => svc.close());
+
+  const storedEvents = async () => (await svc.siem.localStore.tenantStats('default')).events;
+  /** Batches the store is still reading or writing: none may be left behind by a request that ended. */
+  const batchesUnderWay = () => (svc.siem.localStore as unknown as { ingesting: Set<unknown> }).ingesting.size;
+
+  type Streamed = { status: number; headers: http.IncomingHttpHeaders; body: any };
+  /** POSTs `chunks` as a chunked body, waiting `gapMs` between chunks. */
+  function streamUpload(path: string, chunks: Iterable<Buffer>, gapMs: number, contentType = 'application/x-ndjson'): Promise<Streamed> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${svc.token}`, 'content-type': contentType } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+      });
+      req.on('error', reject);
+      const it = chunks[Symbol.iterator]();
+      const next = () => {
+        const n = it.next();
+        if (n.done) req.end();
+        else req.write(n.value, () => setTimeout(next, gapMs));
+      };
+      next();
+    });
+  }
+
+  it('rejects a line over DETFLOW_MAX_EVENT_KB by its line number and stores the other lines', async () => {
+    const before = await storedEvents();
+    const huge = ev(51, { padding: 'p'.repeat(CAP) });
+    const justUnder = ev(52, { padding: 'é'.repeat(Math.floor((CAP - 200) / 2)) });
+    // Streamed in 16 KiB chunks, so the long line spans several of them.
+    const body = Buffer.from([ev(50), huge, justUnder, ev(53)].join('\n'));
+    const chunks = Array.from({ length: Math.ceil(body.length / 16384) }, (_, i) => body.subarray(i * 16384, (i + 1) * 16384));
+    const res = await streamUpload('/api/v1/events', chunks, 0);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ accepted: 3, rejected: 1 });
+    expect(res.body.errors).toEqual([{ line: 2, error: `the event is larger than ${CAP} bytes, the largest one event may be (DETFLOW_MAX_EVENT_KB); it was skipped` }]);
+    expect(await storedEvents()).toBe(before + 3);
+
+    // A JSON array element over the cap is refused the same way, by its position.
+    const array = await svc.request('POST', '/api/v1/events', { body: [JSON.parse(ev(54)), JSON.parse(huge)] });
+    expect(array.status).toBe(200);
+    expect(array.body).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(array.body.errors[0].line).toBe(2);
+
+    // Only lines over the cap: nothing stored, a 400 naming the line, as for any batch of bad lines.
+    const alone = await svc.request('POST', '/api/v1/events', { body: huge, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(alone.status).toBe(400);
+    expect(alone.body.errors).toEqual([{ pointer: '/body/line/1', message: expect.stringMatching(/larger than 65536 bytes/) }]);
+  });
+
+  it('keeps /readyz fast (p99 under 100 ms) while a body of several MB without a newline is streamed slowly', async () => {
+    const piece = Buffer.alloc(64 * 1024, 'a');
+    const chunks = Array.from({ length: 96 }, () => piece); // 6 MiB, one line
+    const latencies: number[] = [];
+    let uploading = true;
+    const probe = (async () => {
+      while (uploading) {
+        const started = performance.now();
+        const res = await fetch(`${svc.url}/readyz`);
+        await res.text();
+        latencies.push(performance.now() - started);
+        expect(res.status).toBe(200);
+      }
+    })();
+    const res = await streamUpload('/api/v1/events', chunks, 5).finally(() => (uploading = false));
+    await probe;
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ pointer: '/body/line/1', message: expect.stringMatching(/larger than 65536 bytes/) }]);
+    latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!;
+    expect(latencies.length).toBeGreaterThanOrEqual(20);
+    expect(p99).toBeLessThan(100);
+  });
+
+  /**
+   * Sends the headers and part of a body on a raw connection, then nothing more; resolves with
+   * what the server wrote before closing the connection.
+   */
+  function stalledRequest(path: string, contentType: string, partOfBody: string): Promise<{ raw: string; closedAfterMs: number }> {
+    return new Promise((resolve, reject) => {
+      const url = new URL(svc.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      const started = Date.now();
+      let raw = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (raw += d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve({ raw, closedAfterMs: Date.now() - started }));
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: ${contentType}\r\nContent-Length: 100000\r\n\r\n${partOfBody}`,
+      );
+    });
+  }
+
+  const parseRaw = (raw: string) => {
+    const [head, body] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
+    return { status: Number(head.split(' ')[1]), head: head.toLowerCase(), body: JSON.parse(body) as { type: string; status: number; detail: string } };
+  };
+
+  it('answers a body that does not arrive within DETFLOW_BODY_TIMEOUT_SECONDS with a 408 problem, storing nothing, and closes the connection', async () => {
+    const before = await storedEvents();
+    // An event upload, and a JSON body (the parser reading it), at the same time.
+    const [upload, jsonBody] = await Promise.all([
+      stalledRequest('/api/v1/events', 'application/x-ndjson', `${ev(60)}\n${ev(61)}\n`),
+      stalledRequest('/api/v1/rules', 'application/json', '{"rule": "'),
+    ]);
+    const { raw, closedAfterMs } = upload;
+    const res = parseRaw(raw);
+    expect(res.status).toBe(408);
+    expect(res.head).toMatch(/content-type: application\/problem\+json/);
+    expect(res.head).toMatch(/connection: close/);
+    expect(res.body).toMatchObject({ type: 'https://detflow.dev/problems/request-timeout', status: 408 });
+    expect(res.body.detail).toMatch(/did not arrive within 3 s/);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_SECONDS * 1000 - 50);
+    expect(closedAfterMs).toBeLessThan(BODY_TIMEOUT_SECONDS * 1000 + 5000);
+    // The upload ended with the answer: nothing stored, nothing left reading.
+    await until('the upload to end', async () => (batchesUnderWay() === 0 ? true : undefined), 5);
+    expect(await storedEvents()).toBe(before);
+
+    // The JSON body too: the same problem, not Node's bare 408.
+    const json = parseRaw(jsonBody.raw);
+    expect(json.status).toBe(408);
+    expect(json.body.type).toBe('https://detflow.dev/problems/request-timeout');
+
+    // The OpenAPI document tells of it, on routes that take a body.
+    const paths = (await svc.request('GET', '/api/v1/openapi.json')).body.paths;
+    expect(paths['/events'].post.responses['408'].content['application/problem+json']).toBeDefined();
+    expect(paths['/alerts'].get.responses['408']).toBeUndefined();
+
+    // The service goes on taking events.
+    const ok = await svc.request('POST', '/api/v1/events', { body: ev(62), headers: { 'content-type': 'application/x-ndjson' } });
+    expect(ok.status).toBe(200);
+  });
+
+  it('ends the upload of a client that goes away mid-body, storing nothing', async () => {
+    const before = await storedEvents();
+    const url = new URL(svc.url);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      `POST /api/v1/events HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n${ev(70)}\n`,
+    );
+    await until('the upload to start', async () => (batchesUnderWay() > 0 ? true : undefined), 5);
+    socket.destroy();
+    await until('the upload to end', async () => (batchesUnderWay() === 0 ? true : undefined), 5);
+    expect(await storedEvents()).toBe(before);
   });
 });

@@ -14,6 +14,7 @@ import { connectClient } from '../../worker/temporal-client';
 import { createWorker } from '../../worker/create-worker';
 import { installTemporalRuntime } from '../../worker/temporal-runtime';
 import { SecretBox } from '../../config/secret-box';
+import type { AppConfig } from '../../config/env';
 import { openSiemAdapters, type SiemAdapters } from '../../siem/adapters';
 import { createServiceMetrics } from '../../lib/metrics/service-metrics';
 
@@ -131,7 +132,9 @@ function requestFrom(localAddress: string, url: string, method: string, headers:
  * The whole service on real parts: a fresh database, a worker on its own task queue of the shared
  * Temporal dev server, and the API on a loopback port.
  */
-export async function startTestService(options: { now?: () => Date; apiLogger?: pino.Logger; metricsToken?: string } = {}): Promise<TestService> {
+export async function startTestService(
+  options: { now?: () => Date; apiLogger?: pino.Logger; metricsToken?: string; config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>> } = {},
+): Promise<TestService> {
   const address = process.env.TEMPORAL_ADDRESS;
   const bundlePath = process.env.DETFLOW_TEST_WORKFLOW_BUNDLE;
   if (!address || !bundlePath) throw new Error('The Temporal test server is not running: run through jest (global setup)');
@@ -169,7 +172,7 @@ export async function startTestService(options: { now?: () => Date; apiLogger?: 
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const api = await startApi(
     {
-      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken },
+      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken, ...options.config },
       database,
       logger: options.apiLogger ?? logger,
       secrets,

@@ -21,6 +21,14 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('caps one event at DETFLOW_MAX_EVENT_KB and a body at DETFLOW_BODY_TIMEOUT_SECONDS, within their bounds', () => {
+    expect(loadConfig({})).toMatchObject({ maxEventBytes: 1024 * 1024, bodyTimeoutSeconds: 300 });
+    expect(loadConfig({ DETFLOW_MAX_EVENT_KB: '64', DETFLOW_BODY_TIMEOUT_SECONDS: '30' })).toMatchObject({ maxEventBytes: 64 * 1024, bodyTimeoutSeconds: 30 });
+    for (const bad of [{ DETFLOW_MAX_EVENT_KB: '0' }, { DETFLOW_MAX_EVENT_KB: '65537' }, { DETFLOW_BODY_TIMEOUT_SECONDS: '0' }, { DETFLOW_BODY_TIMEOUT_SECONDS: '3601' }]) {
+      expect(() => loadConfig(bad)).toThrow(new RegExp(Object.keys(bad)[0]!));
+    }
+  });
+
   it('treats an empty DATABASE_URL as unset', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db');
