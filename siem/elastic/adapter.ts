@@ -1,3 +1,4 @@
+import { remoteCapabilities } from '../remote/capabilities';
 import { compileRemote } from '../remote/compile';
 import { fixtureOutcomes } from '../fixture-outcomes';
 import type { SigmaRule } from '../../sigma';
@@ -84,17 +85,7 @@ export class ElasticAdapter implements RemoteAdapter {
   }
 
   capabilities(): AdapterCapabilities {
-    return {
-      queryLanguage: 'esql',
-      fixtures: true,
-      historicalSearch: true,
-      liveEvaluation: true,
-      deploy: true,
-      alertStats: true,
-      runStats: true,
-      fieldPresence: true,
-      maxSearchWindowDays: null,
-    };
+    return remoteCapabilities('esql');
   }
 
   /**

@@ -25,7 +25,17 @@ export function mappingSettings(kind: RemoteTargetKind) {
   };
 }
 
+// Lint asks for a target's mapping on every call: the pipeline and its hash are built once per settings.
+const known = new Map<string, TargetMapping>();
+
 /** The mapping a target's settings choose, with its version. */
 export function mappingOf(kind: RemoteTargetKind, settings: { mapping?: string | undefined; field_map?: string | undefined }): TargetMapping {
-  return targetMapping(kind, settings.mapping, settings.field_map ? parseFieldMap(settings.field_map) : {});
+  const key = JSON.stringify([kind, settings.mapping ?? null, settings.field_map ?? null]);
+  let found = known.get(key);
+  if (!found) {
+    found = targetMapping(kind, settings.mapping, settings.field_map ? parseFieldMap(settings.field_map) : {});
+    if (known.size >= 1000) known.clear();
+    known.set(key, found);
+  }
+  return found;
 }

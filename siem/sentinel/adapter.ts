@@ -1,3 +1,4 @@
+import { remoteCapabilities } from '../remote/capabilities';
 import { compileRemote } from '../remote/compile';
 import { fixtureOutcomes } from '../fixture-outcomes';
 import { createHash } from 'node:crypto';
@@ -105,18 +106,7 @@ export class SentinelAdapter implements RemoteAdapter {
   }
 
   capabilities(): AdapterCapabilities {
-    return {
-      queryLanguage: 'kql',
-      fixtures: true,
-      historicalSearch: true,
-      liveEvaluation: true,
-      deploy: true,
-      alertStats: true,
-      runStats: true,
-      fieldPresence: true,
-      // The workspace's retention bounds a search; the query API itself sets no window limit.
-      maxSearchWindowDays: null,
-    };
+    return remoteCapabilities('kql');
   }
 
   compile(rule: SigmaRule): CompileResult {

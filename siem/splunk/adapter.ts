@@ -1,3 +1,4 @@
+import { remoteCapabilities } from '../remote/capabilities';
 import { compileRemote } from '../remote/compile';
 import { fixtureOutcomes } from '../fixture-outcomes';
 import type { TargetMapping } from '../../sigma/pipelines';
@@ -110,17 +111,7 @@ export class SplunkAdapter implements RemoteAdapter {
   }
 
   capabilities(): AdapterCapabilities {
-    return {
-      queryLanguage: 'spl',
-      fixtures: true,
-      historicalSearch: true,
-      liveEvaluation: true,
-      deploy: true,
-      alertStats: true,
-      runStats: true,
-      fieldPresence: true,
-      maxSearchWindowDays: null,
-    };
+    return remoteCapabilities('spl');
   }
 
   compile(rule: SigmaRule): CompileResult {
