@@ -55,7 +55,7 @@ export class SiemHttpClient {
   }
 
   async request(req: HttpRequest): Promise<HttpResponse> {
-    return this.slots.run(() => this.send(req));
+    return this.slots.run(() => this.sendOnFreshOrPooledSocket(req));
   }
 
   /** A JSON answer, parsed; a body that is not JSON is the SIEM's fault and reported as such. */
@@ -72,6 +72,22 @@ export class SiemHttpClient {
   close(): void {
     this.httpsAgent.destroy();
     this.httpAgent.destroy();
+  }
+
+  /**
+   * A pooled keep-alive socket may have been closed by the SIEM (or a load balancer in front of it)
+   * just as this request was written to it: the request then fails with a reset before a single
+   * byte of answer, and the SIEM never read it. Such a request is sent again (the documented remedy
+   * for Node's keep-alive race), up to the pool's size; a request on a fresh socket is never resent.
+   */
+  private async sendOnFreshOrPooledSocket(req: HttpRequest): Promise<HttpResponse> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(req);
+      } catch (err) {
+        if (!(err instanceof StaleSocket) || attempt >= MAX_STALE_SOCKET_RETRIES) throw err instanceof StaleSocket ? err.failure : err;
+      }
+    }
   }
 
   private send(req: HttpRequest): Promise<HttpResponse> {
@@ -120,9 +136,15 @@ export class SiemHttpClient {
       // From the request to the answer's last byte: an answer trickled slowly ends too.
       const deadline = setTimeout(() => r.destroy(new TimeoutError(timeoutMs)), timeoutMs);
       r.on('close', () => clearTimeout(deadline));
-      r.on('error', (err) => {
+      let answered = false;
+      r.on('response', () => {
+        answered = true;
+      });
+      r.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(deadline);
-        if (err instanceof TimeoutError) reject(this.error('timeout', req, `did not answer within ${timeoutMs} ms`));
+        if (!answered && r.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          reject(new StaleSocket(this.error('unavailable', req, `could not be reached: ${this.redact(err.message, req)}`)));
+        } else if (err instanceof TimeoutError) reject(this.error('timeout', req, `did not answer within ${timeoutMs} ms`));
         else reject(this.error('unavailable', req, `could not be reached: ${this.redact(err.message, req)}`));
       });
       if (req.body !== undefined) r.write(req.body);
@@ -153,6 +175,15 @@ export class SiemHttpClient {
     // Longest first, so a secret that contains another is removed whole.
     for (const s of [...secrets].sort((a, b) => b.length - a.length)) if (s.length >= 4) out = out.split(s).join('********');
     return out;
+  }
+}
+
+const MAX_STALE_SOCKET_RETRIES = 3;
+
+/** A request that failed on a pooled socket the peer had already closed; `failure` if it is not resent. */
+class StaleSocket extends Error {
+  constructor(readonly failure: SiemRequestError) {
+    super(failure.message);
   }
 }
 

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { endpointProblem } from '../../siem/remote/endpoint';
 import { parseRetryAfter } from '../../siem/remote/errors';
 import { SiemHttpClient } from '../../siem/remote/http-client';
@@ -69,6 +69,82 @@ describe('remote SIEM plumbing', () => {
       expect(err?.message).toMatch(/answered 400/);
       for (const leaked of [secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64'), runtimeToken, runtimeToken.slice(0, 10)])
         expect(err!.message).not.toContain(leaked);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+
+  /**
+   * A raw server whose keep-alive connections answer `answersPerConnection` requests and then
+   * reset on the next one, as a SIEM or its load balancer does when it closes an idle connection
+   * just as the client reuses it.
+   */
+  async function resettingServer(answersPerConnection: number) {
+    let connections = 0;
+    let requests = 0;
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      let answered = 0;
+      let pending = '';
+      socket.on('data', (chunk) => {
+        pending += chunk.toString('latin1');
+        while (pending.includes('\r\n\r\n')) {
+          const head = pending.slice(0, pending.indexOf('\r\n\r\n'));
+          const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          const total = head.length + 4 + length;
+          if (pending.length < total) return;
+          pending = pending.slice(total);
+          requests++;
+          if (answered >= answersPerConnection) {
+            socket.resetAndDestroy();
+            return;
+          }
+          answered++;
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"ok":"yes"}\n`);
+        }
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/services/search/jobs`,
+      seen: () => ({ connections, requests }),
+      close: () => {
+        for (const s of sockets) s.destroy();
+        server.close();
+      },
+    };
+  }
+
+  it('sends a request again when the pooled keep-alive socket it went out on had been closed by the SIEM', async () => {
+    const server = await resettingServer(1);
+    const client = new SiemHttpClient({ kind: 'splunk', target: 't' });
+    try {
+      const first = await client.json<{ ok: string }>({ method: 'POST', url: server.url, body: 'search=a' });
+      const second = await client.json<{ ok: string }>({ method: 'POST', url: server.url, body: 'search=b' });
+      expect([first.body.ok, second.body.ok]).toEqual(['yes', 'yes']);
+      // The second request went out on the first connection, was reset, and was sent on a new one.
+      expect(server.seen()).toEqual({ connections: 2, requests: 3 });
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+
+  it('does not send a request again when a fresh connection is reset: the SIEM may have read it', async () => {
+    const server = await resettingServer(0);
+    const client = new SiemHttpClient({ kind: 'splunk', target: 't' });
+    try {
+      const err = await client.request({ method: 'POST', url: server.url, body: 'search=a' }).then(
+        () => undefined,
+        (e: { failure?: string; message: string }) => e,
+      );
+      expect(err?.failure).toBe('unavailable');
+      expect(err?.message).toMatch(/could not be reached/);
+      expect(server.seen()).toEqual({ connections: 1, requests: 1 });
     } finally {
       client.close();
       server.close();
