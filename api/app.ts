@@ -1,3 +1,5 @@
+import { RequestDrain } from './http/drain';
+import { readinessEndpoint } from './readiness';
 import { driftRoutes } from './drift/drift.routes';
 import express, { type Request, type Response } from 'express';
 import type { ApiDeps } from './context';
@@ -40,6 +42,8 @@ export type App = {
   routes: RouteSpec<any, any, any>[];
   /** Resolves when every audit row and request count held in memory is written. */
   flush(): Promise<void>;
+  /** The handlers still running, for a shutdown that lets them finish. */
+  drain: RequestDrain;
 };
 
 export function buildApp(given: ApiDeps): App {
@@ -52,6 +56,7 @@ export function buildApp(given: ApiDeps): App {
   const tokenCache = new TokenCache();
   const failureThrottle = new FailureThrottle();
   const requestCounter = createRequestCounter(deps.database, deps.logger);
+  const drain = new RequestDrain();
   const flush = async () => {
     await Promise.all([auditWriter.flush(), requestCounter.flush()]);
   };
@@ -84,6 +89,7 @@ export function buildApp(given: ApiDeps): App {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestLog(deps.logger));
+  app.use(drain.refuseWhileDraining());
   app.use(httpMetrics(metrics));
   app.use(bodyDeadlines(deps.config.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS));
 
@@ -94,24 +100,13 @@ export function buildApp(given: ApiDeps): App {
     metricsRoute(res, '/healthz');
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    metricsRoute(res, '/readyz');
-    const checks: Record<string, string> = {};
-    try {
-      await deps.database.ping();
-      checks.database = 'ok';
-    } catch (err) {
-      checks.database = `error: ${(err as Error).message}`;
-    }
-    try {
-      await deps.temporal.client.connection.workflowService.getSystemInfo({});
-      checks.temporal = 'ok';
-    } catch (err) {
-      checks.temporal = `error: ${(err as Error).message}`;
-    }
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
-  });
+  if (deps.readiness) {
+    const ready = readinessEndpoint(deps.readiness);
+    app.get('/readyz', (req, res) => {
+      metricsRoute(res, '/readyz');
+      ready(req, res);
+    });
+  }
 
   const api = express.Router();
   api.use(auditRequests(auditWriter));
@@ -129,27 +124,28 @@ export function buildApp(given: ApiDeps): App {
 
   const literalFirst = literalPathFirst(routes);
   for (const spec of routes) {
-    api[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
-      literalFirst(req, spec);
-      auditSubject(res).route = spec.path;
-      metricsRoute(res, `${API_BASE}${spec.path}`);
-      const auth = req.auth!;
-      if (spec.permission && !auth.permissions.has(spec.permission)) {
-        throw insufficientScope(`This operation needs the ${spec.permission} permission`);
-      }
-      if (spec.body) requireJsonBody(req);
-      // What the path names first (an object outside the token's tenant or environments is not found,
-      // whatever the body holds), then what the query and body name.
-      const scopes = [spec.scope].flat();
-      const params = parseParams(spec, req);
-      for (const scope of scopes.filter((s) => !namedInRequest(s))) await enforceScope(deps.database.db, scope, { params, query: undefined, body: undefined }, auth);
-      const input = parseRequest(spec, req, params);
-      for (const scope of scopes.filter(namedInRequest)) await enforceScope(deps.database.db, scope, input, auth);
-      const result = await spec.handler({ ...input, auth, req, res });
-      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(result.body);
-    });
+    api[spec.method](expressPath(spec.path), (req: Request, res: Response) => drain.track(() => handle(spec, req, res)));
+  }
+  async function handle(spec: RouteSpec<any, any, any>, req: Request, res: Response) {
+    literalFirst(req, spec);
+    auditSubject(res).route = spec.path;
+    metricsRoute(res, `${API_BASE}${spec.path}`);
+    const auth = req.auth!;
+    if (spec.permission && !auth.permissions.has(spec.permission)) {
+      throw insufficientScope(`This operation needs the ${spec.permission} permission`);
+    }
+    if (spec.body) requireJsonBody(req);
+    // What the path names first (an object outside the token's tenant or environments is not found,
+    // whatever the body holds), then what the query and body name.
+    const scopes = [spec.scope].flat();
+    const params = parseParams(spec, req);
+    for (const scope of scopes.filter((s) => !namedInRequest(s))) await enforceScope(deps.database.db, scope, { params, query: undefined, body: undefined }, auth);
+    const input = parseRequest(spec, req, params);
+    for (const scope of scopes.filter(namedInRequest)) await enforceScope(deps.database.db, scope, input, auth);
+    const result = await spec.handler({ ...input, auth, req, res });
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    if (result.body === undefined) res.status(result.status).end();
+    else res.status(result.status).json(result.body);
   }
   api.use(methodNotAllowed(routes));
   api.use(unmatchedRoute);
@@ -157,5 +153,5 @@ export function buildApp(given: ApiDeps): App {
   app.use(API_BASE, api);
   app.use(unmatchedRoute);
   app.use(problemHandler(deps.logger));
-  return { app, routes, flush };
+  return { app, routes, flush, drain };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import type { DomainDeps, TemporalContext } from '../domain/deps';
 import type { ServiceMetrics } from '../lib/metrics/service-metrics';
+import type { DependencyMonitor } from '../lib/dependency-monitor';
 
 /** What the API needs from the outside world, wired by the process that runs it: the domain's dependencies, and its own. */
 export type ApiDeps = DomainDeps & {
@@ -10,6 +11,11 @@ export type ApiDeps = DomainDeps & {
   logger: Logger;
   /** This process's metrics, exposed at /metrics; the domain counts into them too. Made by buildApp when the process gives none. */
   metrics?: ServiceMetrics;
+  /**
+   * The process's watch over its dependencies (database, Temporal, event store), which /readyz
+   * reads; startApi makes and runs one over the database and Temporal when the process gives none.
+   */
+  readiness?: DependencyMonitor;
 };
 
 export function runLink(temporal: TemporalContext, workflowId: string, runId: string | null): string | undefined {

@@ -48,7 +48,7 @@ async function main() {
   );
   logger.info({ url: api.url }, 'API listening');
   const stop = async () => {
-    await api.close();
+    await api.close(config.shutdownGraceSeconds * 1000);
     await client.connection.close();
     await database.close();
     process.exit(0);

@@ -25,6 +25,10 @@ const envSchema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  // The embedded dev server's first restart wait after it ends; doubled at each quick new exit, up to 30 s.
+  DETFLOW_TEMPORAL_RESTART_SECONDS: z.coerce.number().min(0.1).max(30).default(1),
+  // How long a SIGTERM lets requests and activity attempts in flight finish before cutting them.
+  DETFLOW_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
   TEMPORAL_UI_URL: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DETFLOW_BOOTSTRAP_TOKEN: optionalString,
@@ -63,7 +67,9 @@ export type AppConfig = {
     port: number;
     uiPort: number;
     uiUrl: string | undefined;
+    restartSeconds: number;
   };
+  shutdownGraceSeconds: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bootstrapToken: string | undefined;
   secretKey: string | undefined;
@@ -110,7 +116,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       uiUrl: e.TEMPORAL_UI_URL,
+      restartSeconds: e.DETFLOW_TEMPORAL_RESTART_SECONDS,
     },
+    shutdownGraceSeconds: e.DETFLOW_SHUTDOWN_GRACE_SECONDS,
     logLevel: e.LOG_LEVEL,
     bootstrapToken: e.DETFLOW_BOOTSTRAP_TOKEN,
     secretKey: e.DETFLOW_SECRET_KEY,

@@ -22,6 +22,8 @@ export type WorkerWiring = {
   metrics?: DomainMetrics;
   /** How often the scheduled drift check runs (DETFLOW_DRIFT_CHECK_MINUTES). */
   driftCheckMinutes?: number;
+  /** On shutdown, how long activity attempts in flight may run before they are cancelled (default: none). */
+  shutdownGraceMs?: number;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 };
@@ -35,6 +37,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       connection,
       namespace: wiring.namespace,
       taskQueue: wiring.taskQueue,
+      ...(wiring.shutdownGraceMs !== undefined ? { shutdownGraceTime: wiring.shutdownGraceMs } : {}),
       activities: createActivities({
         db: wiring.db,
         logger: wiring.logger,

@@ -9,8 +9,9 @@ import { ensureBootstrap } from '../domain/tenants/tenant-service';
 import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
 import { startApi } from '../api/server';
 import { resolveTemporalCli } from './temporal-cli';
-import { startTemporalDevServer, type DevServer } from './temporal-dev-server';
-import { connectClient, ensureSearchAttributes } from './temporal-client';
+import { superviseTemporalDevServer, type SupervisedDevServer } from './supervised-dev-server';
+import { connectClient, ensureSearchAttributes, probeTemporal } from './temporal-client';
+import { DependencyMonitor } from '../lib/dependency-monitor';
 import { createWorker } from './create-worker';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
 
@@ -29,7 +30,7 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   // Before any connection to Temporal: the SDK's logs through ours, and its metrics when asked for.
-  installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress });
+  installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress }, { ownSignals: true });
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) {
@@ -44,17 +45,21 @@ async function main() {
   try {
     let address = config.temporal.address;
     let uiUrl = config.temporal.uiUrl;
-    let devServer: DevServer | undefined;
+    let devServer: SupervisedDevServer | undefined;
     if (!address) {
       const cliPath = resolveTemporalCli({ cliPath: config.temporal.cliPath, log: (m) => logger.info(m) });
-      devServer = await startTemporalDevServer({
-        cliPath,
-        port: config.temporal.port,
-        uiPort: config.temporal.uiPort,
-        dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
-        namespace: config.temporal.namespace,
-        logFile: path.join(config.dataDir, 'temporal', 'server.log'),
-      });
+      devServer = await superviseTemporalDevServer(
+        {
+          cliPath,
+          port: config.temporal.port,
+          uiPort: config.temporal.uiPort,
+          dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
+          namespace: config.temporal.namespace,
+          logFile: path.join(config.dataDir, 'temporal', 'server.log'),
+        },
+        logger,
+        { initialMs: config.temporal.restartSeconds * 1000, maxMs: 30_000, healthyAfterMs: 60_000 },
+      );
       stops.push(() => devServer!.stop());
       address = devServer.address;
       uiUrl ??= devServer.uiUrl;
@@ -72,8 +77,26 @@ async function main() {
     const adopted = await adoptUntargetedEvents(database.db, siem);
     if (adopted > 0) logger.info({ events: adopted }, "events stored before events had a target now belong to their tenant's built-in local target");
 
-    const client = await connectClient(address, config.temporal.namespace);
+    // What /readyz reports, and what lets the API refuse at once what needs a dependency that is away.
+    const readiness = new DependencyMonitor({
+      onChange: (name, state) =>
+        state.up ? logger.info({ dependency: name }, `${name} is available again`) : logger.error({ dependency: name, error: state.error }, `${name} is unavailable`),
+    });
+    readiness.addProbe('database', () => database.ping());
+    readiness.addProbe('event_store', async () => {
+      await siem.localStore.latestCursor();
+    });
+    const client = await connectClient(address, config.temporal.namespace, {
+      isDown: () => readiness.isDown('temporal'),
+      describeDown: () => {
+        const state = readiness.state('temporal');
+        return `Temporal has been unavailable since ${state?.since.toISOString()}${state?.error ? ` (${state.error})` : ''}`;
+      },
+    });
     stops.push(() => client.connection.close());
+    readiness.addProbe('temporal', () => probeTemporal(client, 2_000));
+    await readiness.start();
+    stops.push(async () => readiness.stop());
     if (!devServer) await ensureSearchAttributes(client, config.temporal.namespace);
 
     const { worker, connection } = await createWorker({
@@ -87,6 +110,7 @@ async function main() {
       client,
       metrics,
       driftCheckMinutes: config.driftCheckMinutes,
+      shutdownGraceMs: config.shutdownGraceSeconds * 1000,
     });
     const workerDone = worker.run();
     stops.push(async () => {
@@ -104,11 +128,12 @@ async function main() {
         siem,
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
         metrics,
+        readiness,
       },
       config.host,
       config.port,
     );
-    stops.push(() => api.close());
+    stops.push(() => api.close(config.shutdownGraceSeconds * 1000));
 
     const lines = [
       '',

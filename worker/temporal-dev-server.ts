@@ -8,6 +8,8 @@ export type DevServer = {
   address: string;
   uiUrl: string | undefined;
   process: ChildProcess;
+  /** Resolves when the server process ends, however it ends (a stop included). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 };
 
@@ -50,9 +52,13 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   const out = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
   const child = spawn(options.cliPath, args, { stdio: ['ignore', out, out], detached: false });
   let exited: number | null = null;
-  child.once('exit', (code) => {
-    exited = code ?? -1;
-  });
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = code ?? -1;
+      resolve({ code, signal });
+    }),
+  );
+  if (typeof out === 'number') void ended.then(() => fs.closeSync(out));
 
   const deadline = Date.now() + 60_000;
   while (!(await portOpen(options.port))) {
@@ -67,6 +73,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
     address: `127.0.0.1:${options.port}`,
     uiUrl: options.headless ? undefined : `http://127.0.0.1:${options.uiPort}`,
     process: child,
+    exited: ended,
     stop: () =>
       new Promise<void>((resolve) => {
         if (exited !== null) return resolve();

@@ -19,9 +19,10 @@ export type TemporalTelemetry = {
  *   writes one log format; the bundler is chatty at INFO, so it starts at WARN unless the service
  *   runs at debug or trace;
  * - with `sdkMetricsAddress`, the SDK's Prometheus exporter, with the SDK's own names and units
- *   (the SDK metrics reference: `temporal_` prefix, counters without `_total`, durations in ms).
+ *   (the SDK metrics reference: `temporal_` prefix, counters without `_total`, durations in ms);
+ * - with `ownSignals`, SIGINT and SIGTERM are the process's to handle, not the SDK's.
  */
-export function installTemporalRuntime(logger: Logger, telemetry: TemporalTelemetry = {}): void {
+export function installTemporalRuntime(logger: Logger, telemetry: TemporalTelemetry = {}, options: { ownSignals?: boolean } = {}): void {
   const level = logger.level === 'debug' || logger.level === 'trace' ? LEVELS[logger.level]! : 'WARN';
   const child = logger.child({ component: 'temporal-sdk' });
   const telemetryOptions: TelemetryOptions | undefined = telemetry.sdkMetricsAddress ? { metrics: { prometheus: { bindAddress: telemetry.sdkMetricsAddress } } } : undefined;
@@ -42,5 +43,8 @@ export function installTemporalRuntime(logger: Logger, telemetry: TemporalTeleme
       }
     }),
     ...(telemetryOptions ? { telemetryOptions } : {}),
+    // A process that orders its own shutdown (the API drains before the worker stops) keeps the
+    // SDK from stopping the worker on the same signal behind its back.
+    ...(options.ownSignals ? { shutdownSignals: [] } : {}),
   });
 }

@@ -1,6 +1,8 @@
+import { shuttingDown } from './drain';
+
 /**
  * `?wait=N` for CI: reads the resource until `settled` holds, the seconds run out or the client
- * left, polling every 100 ms. Answers whatever it read last (undefined when the resource is gone).
+ * left or the API began shutting down, polling every 100 ms. Answers whatever it read last (undefined when the resource is gone).
  */
 export async function longPoll<T>(
   read: () => Promise<T | undefined>,
@@ -10,7 +12,7 @@ export async function longPoll<T>(
 ): Promise<T | undefined> {
   const deadline = Date.now() + seconds * 1000;
   let view = await read();
-  while (view !== undefined && !settled(view) && Date.now() < deadline && !gone()) {
+  while (view !== undefined && !settled(view) && Date.now() < deadline && !gone() && !shuttingDown()) {
     await new Promise((r) => setTimeout(r, 100));
     view = await read();
   }
