@@ -4,8 +4,12 @@
  * from a rule, a file name or the service is escaped before it reaches a table.
  */
 
-/** ASCII punctuation that means something in inline Markdown or in a table row. */
-const MARKDOWN_PUNCTUATION = /[\\`*_{}[\]()#+\-.!|~]/g;
+/**
+ * The punctuation that means something inside a line of Markdown: emphasis, code, links and
+ * images (`[`, `]`), tables (`|`), strikethrough, and the escape itself. What matters only at the
+ * start of a line (`#`, `-`, `1.`) cannot start one here: a cell or heading is never a line start.
+ */
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]|~]/g;
 
 /**
  * Text shown as text: HTML is neutralised (`<script>` stays visible, `&lt;` stays `&lt;`),
@@ -50,9 +54,13 @@ export function mdTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly
   return out.join('\n') + '\n';
 }
 
-/** A collapsed section, for what a reviewer reads only when they want to (info findings, notes). */
+/**
+ * A collapsed section, for what a reviewer reads only when they want to (info findings, notes).
+ * The summary line is an HTML block, where Markdown escapes would show: it is HTML-escaped only.
+ */
 export function mdDetails(summary: string, body: string): string {
-  return `<details><summary>${mdText(summary)}</summary>\n\n${body}\n</details>\n`;
+  const html = summary.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `<details><summary>${html}</summary>\n\n${body}\n</details>\n`;
 }
 
 /** A whole number with thousands separators, stable across locales (CI machines differ). */

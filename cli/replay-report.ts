@@ -14,6 +14,12 @@ const nameOf = (o: ReplayOutcome) => (o.subject.kind === 'file' ? o.subject.file
 const fileOf = (o: ReplayOutcome) => (o.subject.kind === 'file' ? o.subject.file : null);
 const ruleOf = (o: ReplayOutcome) => (o.kind === 'ran' ? `${o.replay.rule_id}${o.replay.version === null ? '' : ` v${o.replay.version}`}` : null);
 
+/** The rule id (and version) replayed, as Markdown; for a refused file, nothing (its file says it). */
+function ruleCell(o: ReplayOutcome): string | null {
+  if (o.kind === 'ran') return `${mdCode(o.replay.rule_id)}${o.replay.version === null ? '' : ` v${o.replay.version}`}`;
+  return o.subject.kind === 'id' ? mdCode(o.subject.ruleId) : null;
+}
+
 /** Why a rule did not pass, in words; null when it did. */
 function whyFailed(o: ReplayOutcome): string | null {
   if (o.kind === 'rule-rejected') return `the registry refused the rule: ${o.error}`;
@@ -88,7 +94,7 @@ export function replayReport(outcomes: readonly ReplayOutcome[], request: { targ
         mdTable(
           [
             // The file and the rule id with the version replayed; an id from the command line once.
-            { header: 'Rule', cell: (o: Row) => [fileOf(o), ruleOf(o) ?? (fileOf(o) ? null : nameOf(o))].flatMap((x) => (x ? [mdCode(x)] : [])).join('<br>') },
+            { header: 'Rule', cell: (o: Row) => [fileOf(o) ? mdCode(fileOf(o)!) : null, ruleCell(o)].filter((x) => x !== null).join('<br>') },
             { header: 'Status', cell: (o: Row) => (replayPassed(o) ? '✅ ' : '❌ ') + (o.kind === 'ran' ? o.replay.status : 'refused') },
             { header: 'Events', align: 'right', cell: (o: Row) => (result(o) ? mdCount(result(o)!.events_scanned) : '') },
             { header: 'Alerts', align: 'right', cell: (o: Row) => (result(o) ? mdCount(result(o)!.alerts.total) : '') },
