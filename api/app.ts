@@ -10,6 +10,7 @@ import { bodyDeadlines, DEFAULT_BODY_TIMEOUT_SECONDS } from './http/body-deadlin
 import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
+import { apiReference } from './docs/reference-page';
 import { enforceScope, namedInRequest } from './http/scope';
 import { TokenCache } from './auth/token-cache';
 import { FailureThrottle } from './auth/failure-throttle';
@@ -93,6 +94,9 @@ export function buildApp(given: ApiDeps): App {
   app.use(httpMetrics(metrics));
   app.use(bodyDeadlines(deps.config.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS));
 
+  // The API reference for people, from the OpenAPI document below (public, like the document).
+  app.use(apiReference(`${API_BASE.slice(1)}/openapi.json`));
+
   // Liveness, readiness and metrics for orchestrators: no rate limit, no audit; no auth either,
   // except /metrics when DETFLOW_METRICS_TOKEN is set.
   app.get('/metrics', metricsEndpoint(metrics, deps.config.metricsToken));
@@ -111,13 +115,19 @@ export function buildApp(given: ApiDeps): App {
   const api = express.Router();
   api.use(auditRequests(auditWriter));
 
-  const openapiDocument = buildOpenApiDocument(routes, deps.config.publicUrl ? `${deps.config.publicUrl.replace(/\/$/, '')}${API_BASE}` : API_BASE);
+  const serverUrl = deps.config.publicUrl ? `${deps.config.publicUrl.replace(/\/$/, '')}${API_BASE}` : API_BASE;
   // The contract itself is public (no secrets in it), but still counted and audited.
-  api.get('/openapi.json', identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }), (_req, res) => {
-    auditSubject(res).route = '/openapi.json';
-    metricsRoute(res, `${API_BASE}/openapi.json`);
-    res.json(openapiDocument);
-  });
+  for (const [file, version] of [
+    ['/openapi.json', '3.0.3'],
+    ['/openapi-3.1.json', '3.1.0'],
+  ] as const) {
+    const document = buildOpenApiDocument(routes, serverUrl, version);
+    api.get(file, identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }), (_req, res) => {
+      auditSubject(res).route = file;
+      metricsRoute(res, `${API_BASE}${file}`);
+      res.json(document);
+    });
+  }
 
   api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));
   api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));

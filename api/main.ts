@@ -46,7 +46,7 @@ async function main() {
     config.host,
     config.port,
   );
-  logger.info({ url: api.url }, 'API listening');
+  logger.info({ url: api.url, docs: `${api.url}/docs` }, 'API listening');
   const stop = async () => {
     await api.close(config.shutdownGraceSeconds * 1000);
     await client.connection.close();

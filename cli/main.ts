@@ -1,28 +1,31 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ApiClient } from './api-client';
 import { decideCommand, type Decision } from './decide';
 import { deployCommand, type DeployOptions } from './deploy';
 import { defaultFixturesDir, readFixtureDir } from './fixture-files';
 import { EXIT, UsageError, type Io } from './io';
 import { lintOffline, lintThroughApi } from './lint';
-import { lintFailed, lintReport } from './lint-report';
+import { LINT_FORMATS, lintFailed, lintReport } from './lint-report';
 import { pushCommand } from './push';
 import { ingestCommand } from './ingest';
 import { rollbackCommand, type RollbackOptions } from './rollback';
-import { emitReport, REPORT_FORMATS, type ReportFormat } from './report-output';
+import { emitReport, type ReportFormat } from './report-output';
+import { replayOne, replaySubjects, type ReplayOutcome } from './replay';
+import { REPLAY_FORMATS, replayFailed, replayReport } from './replay-report';
 import { testRuleFile, type RuleTestOutcome } from './rule-test';
 import { ruleFiles } from './rule-files';
 import { syncCommand, type SyncOptions } from './sync';
-import { testFailed, testReport } from './test-report';
-import { wholeNumber } from './wait';
+import { TEST_FORMATS, testFailed, testReport } from './test-report';
+import { Deadline, wholeNumber } from './wait';
 
 const TARGET_KINDS = ['local', 'splunk', 'elastic', 'sentinel'] as const;
 
-type ReportOptions = { format: ReportFormat; output?: string };
-type LintOptions = ReportOptions & { target?: string; offline?: boolean; targetKind?: (typeof TARGET_KINDS)[number] };
-type TestOptions = ReportOptions & { target: string; fixtures?: string };
+type ReportOptions<F extends ReportFormat> = { format: F; output?: string };
+type LintOptions = ReportOptions<(typeof LINT_FORMATS)[number]> & { target?: string; offline?: boolean; targetKind?: (typeof TARGET_KINDS)[number] };
+type TestOptions = ReportOptions<(typeof TEST_FORMATS)[number]> & { target: string; fixtures?: string };
+type ReplayOptions = ReportOptions<(typeof REPLAY_FORMATS)[number]> & { target: string; window: string; budget?: number; timeout: number };
 
-const formatOption = () => new Option('--format <format>', 'report format').choices(REPORT_FORMATS).default('text');
+const formatOption = (formats: readonly ReportFormat[]) => new Option('--format <format>', 'report format').choices(formats).default('text');
 const outputOption = () => new Option('--output <file>', 'write the report to this file and print only a summary');
 const textOrJsonOption = () => new Option('--format <format>', 'output format').choices(['text', 'json'] as const).default('text');
 /** A human decides an approval: an hour by default; raise it with the CI job's own time limit. */
@@ -31,6 +34,12 @@ const timeoutOption = () => new Option('--timeout <seconds>', 'with --wait: give
 function waitOnly(options: { wait?: boolean }, command: Command): void {
   if (!options.wait && command.getOptionValueSource('timeout') === 'cli') throw new UsageError('--timeout applies with --wait');
 }
+
+/** An ISO 8601 duration of weeks, days, hours, minutes, seconds (P7D, PT12H); the service checks it against the tier. */
+const isoDuration = (value: string) => {
+  if (!/^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/.test(value)) throw new InvalidArgumentError('expected an ISO 8601 duration such as P7D or PT12H');
+  return value;
+};
 
 function ruleFilesOf(paths: string[]): string[] {
   const files = ruleFiles(paths);
@@ -82,7 +91,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .option('--target <name>', 'a target of your tenant (e.g. local); the service lints for its kind and field mapping')
     .option('--offline', 'lint in this process without the service (for pre-commit hooks)')
     .addOption(new Option('--target-kind <kind>', 'with --offline: the kind of target to lint for').choices(TARGET_KINDS))
-    .addOption(formatOption())
+    .addOption(formatOption(LINT_FORMATS))
     .addOption(outputOption())
     .action(async (paths: string[], options: LintOptions) => {
       if (options.offline && options.target !== undefined) throw new UsageError('--target names a target of the service; with --offline use --target-kind');
@@ -101,7 +110,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .argument('<rules...>', 'rule files or directories of .yml/.yaml files')
     .requiredOption('--target <name>', 'the target to run the fixtures on (e.g. local)')
     .option('--fixtures <dir>', 'directory of *.json fixtures (default: <rule>.fixtures next to each rule file)')
-    .addOption(formatOption())
+    .addOption(formatOption(TEST_FORMATS))
     .addOption(outputOption())
     .action(async (paths: string[], options: TestOptions) => {
       const files = ruleFilesOf(paths);
@@ -113,6 +122,31 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
       for (const s of suites) outcomes.push(await testRuleFile(client, s.file, s.fixtures, options.target));
       emitReport(io, testReport(outcomes, options.target), { format: options.format, output: options.output });
       setCode(testFailed(outcomes) ? EXIT.failed : EXIT.ok);
+    });
+
+  program
+    .command('replay')
+    .description('Replay rules over a past window of a target and wait: events, alerts, projected alerts/day with its 95% interval, cost (rule files are pushed first)')
+    .argument('<rules...>', 'rule files, directories of .yml/.yaml files, or ids of rules already in the registry')
+    .requiredOption('--target <name>', 'the target whose stored events are replayed (e.g. local)')
+    .addOption(new Option('--window <duration>', 'the window ending now, an ISO 8601 duration (at most the tier’s replay window)').argParser(isoDuration).default('P7D'))
+    .addOption(new Option('--budget <alerts>', 'noise budget: a rule over this many alerts on any day of the window fails (exit 1)').argParser(wholeNumber(0)))
+    .addOption(new Option('--timeout <seconds>', 'give up (exit 2) when the replays have not all ended after this many seconds').argParser(wholeNumber(1)).default(1800))
+    .addOption(formatOption(REPLAY_FORMATS))
+    .addOption(outputOption())
+    .action(async (args: string[], options: ReplayOptions) => {
+      const subjects = replaySubjects(args);
+      const client = ApiClient.fromEnv(io.env);
+      const deadline = new Deadline(options.timeout);
+      const outcomes: ReplayOutcome[] = [];
+      // One at a time: a tier runs only a few replays and shadows at once, and other pipelines share them.
+      for (const subject of subjects) {
+        const name = subject.kind === 'file' ? subject.file : subject.ruleId;
+        io.err(`replaying ${name} on ${options.target} over ${options.window}…\n`);
+        outcomes.push(await replayOne(client, subject, { target: options.target, window: options.window, budget: options.budget }, deadline));
+      }
+      emitReport(io, replayReport(outcomes, options), { format: options.format, output: options.output });
+      setCode(replayFailed(outcomes) ? EXIT.failed : EXIT.ok);
     });
 
   program

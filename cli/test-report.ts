@@ -1,6 +1,9 @@
 import { junitXml, type JUnitCase } from './junit';
+import { mdCode, mdDetails, mdTable, mdText } from './markdown';
 import type { Renderable } from './report-output';
 import type { RuleTestOutcome } from './rule-test';
+
+export const TEST_FORMATS = ['text', 'json', 'junit', 'markdown'] as const;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -66,7 +69,7 @@ function outcomeCases(o: RuleTestOutcome): JUnitCase[] {
   });
 }
 
-export function testReport(outcomes: readonly RuleTestOutcome[], target: string, now = new Date()): Renderable {
+export function testReport(outcomes: readonly RuleTestOutcome[], target: string, now = new Date()): Renderable<(typeof TEST_FORMATS)[number]> {
   const ran = outcomes.flatMap((o) => (o.kind === 'ran' ? [o.result.summary] : []));
   const total = ran.reduce((n, s) => n + s.total, 0);
   const passed = ran.reduce((n, s) => n + s.passed, 0);
@@ -95,5 +98,104 @@ export function testReport(outcomes: readonly RuleTestOutcome[], target: string,
         `detflow test (${target})`,
         outcomes.map((o) => ({ name: o.file, seconds: o.seconds, timestamp: now, cases: outcomeCases(o) })),
       ),
+    markdown: () => testMarkdown(outcomes, target, { total, passed, failedRules }),
   };
 }
+
+type FailedFixture = { file: string; name: string; origin: string; expect: string; reason: string };
+type Refusal = { file: string; what: string; reason: string };
+
+/** For a job summary or a merge-request note: counts, then what failed, then every rule (failed first). */
+function testMarkdown(outcomes: readonly RuleTestOutcome[], target: string, counts: { total: number; passed: number; failedRules: number }): string {
+  const verdict = counts.failedRules === 0 ? '✅ passed' : `❌ ${plural(counts.failedRules, 'rule')} failed`;
+  const parts = [
+    `### detflow test (${mdText(target)}): ${verdict}\n`,
+    mdTable(
+      [
+        { header: 'Rules', align: 'right', cell: () => String(outcomes.length) },
+        { header: 'Fixtures', align: 'right', cell: () => String(counts.total) },
+        { header: 'Passed', align: 'right', cell: () => String(counts.passed) },
+        { header: 'Failed', align: 'right', cell: () => String(counts.total - counts.passed) },
+      ],
+      [null],
+    ),
+  ];
+
+  const failed: FailedFixture[] = outcomes.flatMap((o) => {
+    if (o.kind !== 'ran') return [];
+    const origins = originsByName(o);
+    return o.result.tests
+      .filter((t) => !t.passed)
+      .map((t) => ({ file: o.file, name: t.name, origin: origins.get(t.name) ?? o.fixtures.dir, expect: t.expect, reason: t.reason }));
+  });
+  if (failed.length > 0) {
+    parts.push(
+      '#### Failed fixtures\n',
+      mdTable(
+        [
+          { header: 'Rule file', cell: (f: FailedFixture) => mdCode(f.file) },
+          { header: 'Fixture', cell: (f: FailedFixture) => `${mdText(f.name)}<br>${mdCode(f.origin)}` },
+          { header: 'Expected', cell: (f: FailedFixture) => mdCode(f.expect) },
+          { header: 'Reason', cell: (f: FailedFixture) => mdText(f.reason) },
+        ],
+        failed,
+      ),
+    );
+  }
+
+  const refused: Refusal[] = outcomes.flatMap((o): Refusal[] => {
+    if (o.kind === 'rule-rejected') return [{ file: o.file, what: 'rule', reason: o.error }];
+    if (o.kind !== 'fixtures-rejected') return [];
+    if (o.problems.length === 0) return [{ file: o.file, what: o.fixtures.dir, reason: o.error }];
+    return o.problems.map((p) => ({ file: o.file, what: p.origin, reason: p.message }));
+  });
+  if (refused.length > 0) {
+    parts.push(
+      '#### Refused by the service\n',
+      mdTable(
+        [
+          { header: 'Rule file', cell: (r: Refusal) => mdCode(r.file) },
+          { header: 'Refused', cell: (r: Refusal) => mdCode(r.what) },
+          { header: 'Reason', cell: (r: Refusal) => mdText(r.reason) },
+        ],
+        refused,
+      ),
+    );
+  }
+
+  const failedFirst = [...outcomes].sort((a, b) => Number(ruleFailed(b)) - Number(ruleFailed(a)));
+  parts.push(
+    '#### Rules\n',
+    mdTable(
+      [
+        { header: 'Rule file', cell: (o: RuleTestOutcome) => mdCode(o.file) },
+        { header: 'Rule', cell: (o: RuleTestOutcome) => (o.kind === 'rule-rejected' ? '' : `${mdCode(o.stored.rule_id)} v${o.stored.version}`) },
+        { header: 'Passed', align: 'right', cell: (o: RuleTestOutcome) => (o.kind === 'ran' ? `${o.result.summary.passed}/${o.result.summary.total}` : '') },
+        { header: 'Coverage', align: 'right', cell: (o: RuleTestOutcome) => (o.kind === 'ran' ? `${Math.round(o.result.coverage.overall_percent)}%` : '') },
+        { header: 'Result', cell: (o: RuleTestOutcome) => (o.kind === 'ran' ? (o.result.passed ? '✅ passed' : '❌ failed') : '❌ refused') },
+      ],
+      failedFirst,
+    ),
+  );
+
+  const notes = outcomes.flatMap((o) => (o.kind === 'ran' ? o.result.quality.map((q) => ({ file: o.file, ...q })) : []));
+  if (notes.length > 0) {
+    parts.push(
+      mdDetails(
+        `${plural(notes.length, 'quality note')}`,
+        mdTable(
+          [
+            { header: 'Rule file', cell: (q: (typeof notes)[number]) => mdCode(q.file) },
+            { header: 'Severity', cell: (q: (typeof notes)[number]) => q.severity },
+            { header: 'Code', cell: (q: (typeof notes)[number]) => mdCode(q.code) },
+            { header: 'Message', cell: (q: (typeof notes)[number]) => mdText(q.message) },
+          ],
+          notes,
+        ),
+      ),
+    );
+  }
+  return parts.join('\n');
+}
+
+const ruleFailed = (o: RuleTestOutcome) => o.kind !== 'ran' || !o.result.passed;

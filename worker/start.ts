@@ -138,7 +138,8 @@ async function main() {
     const lines = [
       '',
       'detflow is running',
-      `  API:           ${api.url}/api/v1   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+      `  API:           ${api.url}/api/v1   (OpenAPI 3.0.3: ${api.url}/api/v1/openapi.json, 3.1: ${api.url}/api/v1/openapi-3.1.json)`,
+      `  API reference: ${api.url}/docs`,
       `  Metrics:       ${api.url}/metrics${config.metricsToken ? '   (bearer DETFLOW_METRICS_TOKEN)' : ''}`,
       ...(config.temporalMetricsAddress ? [`  SDK metrics:   http://${config.temporalMetricsAddress}/metrics   (the Temporal worker's own)`] : []),
       `  Temporal UI:   ${uiUrl ?? '(not known: set TEMPORAL_UI_URL)'}`,
