@@ -22,10 +22,42 @@ function esqlLike(parts: readonly StringPart[], lower: boolean): string {
   return parts.map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard)).join('');
 }
 
-const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \\t\\n\\r\\f\\v' };
+/**
+ * Lucene's RegExp has no character escapes: `\n` is the letter n. Control characters are written
+ * as themselves, and `\s` is RE2's set (Java's would add \v). Lucene 9 reads `\d`/`\w` itself,
+ * but spelled out the pattern also runs on older clusters.
+ */
+const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \t\n\f\r' };
+const CHAR_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', e: '\x1b' };
 
-/** PCRE-subset search pattern → Lucene regex over the whole value, or undefined when not exact. */
-export function toLuceneRegex(pattern: string): string | undefined {
+/** Top-level alternatives of a pattern (outside groups and classes). */
+function topLevelBranches(pattern: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') i++;
+    else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+      if (pattern[i + 1] === '^') i++;
+      if (pattern[i + 1] === ']') i++;
+    } else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) {
+      out.push(pattern.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(pattern.slice(start));
+  return out;
+}
+
+/** One branch (no top-level `|`) → Lucene regex matching the whole value, or undefined. */
+function luceneBranch(pattern: string): string | undefined {
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -35,12 +67,14 @@ export function toLuceneRegex(pattern: string): string | undefined {
       i++;
       if (n === undefined) return undefined;
       if (n in CLASS_ESCAPES) out += inClass ? CLASS_ESCAPES[n] : `[${CLASS_ESCAPES[n]}]`;
-      else if (/[DWSbBAZzGQE0-9kpPx]/.test(n)) return undefined;
-      else if (n === 'n' || n === 't' || n === 'r') out += `\\${n}`;
+      else if (n in CHAR_ESCAPES) out += CHAR_ESCAPES[n];
+      // Anchors, \Q…\E, \h, \x.., backreferences, Unicode classes: no Lucene form.
+      else if (/[A-Za-z0-9]/.test(n)) return undefined;
       else out += `\\${n}`;
       continue;
     }
     if (inClass) {
+      if (c === '[') return undefined; // a POSIX class, or a nested class Lucene reads differently
       if (c === ']') inClass = false;
       out += c;
       continue;
@@ -48,6 +82,13 @@ export function toLuceneRegex(pattern: string): string | undefined {
     if (c === '[') {
       inClass = true;
       out += c;
+      if (pattern[i + 1] === '^') out += pattern[++i];
+      if (pattern[i + 1] === ']') return undefined;
+      continue;
+    }
+    // Lucene's `.` is any character; RE2's (the local target's) stops at a newline.
+    if (c === '.') {
+      out += '[^\n]';
       continue;
     }
     // Lucene treats these as operators; PCRE treats them as literals.
@@ -70,9 +111,18 @@ export function toLuceneRegex(pattern: string): string | undefined {
   const anchoredEnd = out.endsWith('$') && !out.endsWith('\\$');
   if (anchoredStart) out = out.slice(1);
   if (anchoredEnd) out = out.slice(0, -1);
-  // Top-level alternation needs a group before the .* padding, so a|b stays (a|b).
   if (!anchoredStart || !anchoredEnd) out = `(${out})`;
   return `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}`;
+}
+
+/**
+ * PCRE-subset search pattern → Lucene regex over the whole value, or undefined when not exact.
+ * Each top-level alternative keeps its own anchors: `^cmd|ps$` is `cmd.*|.*ps`.
+ */
+export function toLuceneRegex(pattern: string): string | undefined {
+  const branches = topLevelBranches(pattern).map(luceneBranch);
+  if (branches.some((b) => b === undefined)) return undefined;
+  return branches.join('|');
 }
 
 const DATE_PARTS: Partial<Record<TimePartValue['part'], string>> = {

@@ -1,5 +1,6 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
 import { extractInlineFlags } from '../regex';
+import { translateRegex } from '../regex-dialect';
 import { type StringPart } from '../string';
 import { PREC_AND, PREC_ATOM, QueryBackend, type ConvertOptions, type Expr, type ItemContext } from './base';
 
@@ -87,8 +88,12 @@ export class SplunkBackend extends QueryBackend {
   }
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const inline = extractInlineFlags(v.pattern);
-    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${v.multiline || inline.flags.multiline ? 'm' : ''}${v.dotAll || inline.flags.dotAll ? 's' : ''}`;
-    const pattern = flags ? `(?${flags})${inline.pattern}` : inline.pattern;
+    const multiline = v.multiline || inline.flags.multiline === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    const t = translateRegex(inline.pattern, { multiline, dotAll }, 'pcre');
+    if (t.refused !== undefined) this.unsupported(`regex /${v.pattern}/: ${t.refused}`, ctx.item.pos);
+    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`;
+    const pattern = flags ? `(?${flags})${t.pattern!}` : t.pattern!;
     return this.postFilter(`| regex ${this.field(field)}=${quote(pattern)}`, 'a regex', ctx);
   }
   protected cidrMatch(field: string, v: CidrValue): string {

@@ -1,5 +1,6 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
 import { analyseRegex, extractInlineFlags, re2Incompatibility } from '../regex';
+import { translateRegex } from '../regex-dialect';
 import { ANY, endsWithAny, normaliseParts, startsWithAny, type StringPart } from '../string';
 import { QueryBackend, ipv4Prefixes, shapeOf, type ConvertOptions, type ItemContext } from './base';
 
@@ -119,14 +120,19 @@ export class SqlBackend extends QueryBackend {
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const issues = analyseRegex(v.pattern).filter((i) => i.code === 'lookaround' || i.code === 'backreference');
     if (issues.length > 0) this.unsupported(`regex /${v.pattern}/ (${issues[0]!.message}; DuckDB uses RE2)`, ctx.item.pos);
-    const re2 = re2Incompatibility(extractInlineFlags(v.pattern).pattern);
-    if (re2) this.unsupported(`regex /${v.pattern}/ (DuckDB's RE2 has no ${re2})`, ctx.item.pos);
     const inline = extractInlineFlags(v.pattern);
-    let flags = '';
-    if (v.ignoreCase || inline.flags.ignoreCase) flags += 'i';
-    if (v.multiline || inline.flags.multiline) flags += 'm';
-    if (v.dotAll || inline.flags.dotAll) flags += 's';
-    const pattern = flags ? `(?${flags})${inline.pattern}` : inline.pattern;
+    const multiline = v.multiline || inline.flags.multiline === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    // The local target's alerts are predicted by the evaluator: both must read the pattern alike.
+    for (const dialect of ['re2', 'v8'] as const) {
+      const t = translateRegex(inline.pattern, { multiline, dotAll }, dialect);
+      if (t.refused !== undefined) this.unsupported(`regex /${v.pattern}/: ${t.refused}`, ctx.item.pos);
+    }
+    const translated = translateRegex(inline.pattern, { multiline, dotAll }, 're2').pattern!;
+    const re2 = re2Incompatibility(translated);
+    if (re2) this.unsupported(`regex /${v.pattern}/ (DuckDB's RE2 has no ${re2})`, ctx.item.pos);
+    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`;
+    const pattern = flags ? `(?${flags})${translated}` : translated;
     return `regexp_matches(${this.field(field)}, ${sqlString(pattern)})`;
   }
   protected cidrMatch(field: string, v: CidrValue, ctx: ItemContext): string {

@@ -1,7 +1,7 @@
 import { SigmaError } from '../errors';
 import type { CidrValue, CompareValue, DetectionItem, FieldRefValue, PlaceholderValue, RegexValue, SigmaValue, StringValue } from '../model';
 import { networkMask, parseIp } from '../net';
-import { analyseRegex, isCatastrophic, toJsRegExp } from '../regex';
+import { RegexTranslationError, analyseRegex, isCatastrophic, toJsRegExp } from '../regex';
 import { mappedFieldReader } from './field-mapping';
 import { resolvePlaceholders } from './placeholders';
 import { compileStringSet } from './string-sets';
@@ -48,6 +48,7 @@ export function compileRegex(value: RegexValue, pos: DetectionItem['pos'], allow
   try {
     return toJsRegExp(value.pattern, value);
   } catch (e) {
+    if (e instanceof RegexTranslationError) throw new SigmaError('regex-invalid', `regex /${value.pattern}/ cannot be evaluated exactly: ${e.message}`, pos);
     throw new SigmaError('regex-invalid', `invalid regex /${value.pattern}/: ${(e as Error).message}`, pos);
   }
 }

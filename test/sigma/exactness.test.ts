@@ -1,0 +1,157 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { toEsql, toKql, toLucene, toLuceneRegex, toSplunk } from '../../sigma/backends';
+import { SqlBackend } from '../../sigma/backends/sql';
+import { SigmaError } from '../../sigma/errors';
+import { compileRule } from '../../sigma/evaluate';
+import { translateRegex } from '../../sigma/regex-dialect';
+import { rule } from './support/rules';
+
+/**
+ * Issue #15 "Exactness": each case is a minimal reproduction, judged by the evaluator and by the
+ * local target's DuckDB SQL over the very JSON text of the event (so numbers keep their digits).
+ */
+
+let instance: DuckDBInstance;
+let con: DuckDBConnection;
+
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:');
+  con = await instance.connect();
+});
+
+afterAll(() => {
+  con.closeSync();
+  instance.closeSync();
+});
+
+const one = (field: string, value: string): string => `    sel:\n        ${field}: ${value}\n    condition: sel`;
+
+/** [evaluator verdict, DuckDB verdict] for one event given as JSON text. */
+async function verdicts(detection: string, json: string): Promise<[boolean, boolean]> {
+  const r = rule(detection);
+  const evaluator = compileRule(r).match(JSON.parse(json) as Record<string, unknown>);
+  const where = new SqlBackend().where(r);
+  const rows = await con.runAndReadAll(`SELECT (${where}) IS TRUE AS m FROM (SELECT '${json.replace(/'/g, "''")}'::JSON AS raw)`);
+  return [evaluator, rows.getRowObjects()[0]!.m === true];
+}
+
+async function expectBoth(detection: string, json: string, expected: boolean): Promise<void> {
+  expect({ json, verdicts: await verdicts(detection, json) }).toEqual({ json, verdicts: [expected, expected] });
+}
+
+function refusal(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof SigmaError) return e.message;
+    throw e;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('item 1: PCRE escapes mean what PCRE means, or the rule is refused naming them', () => {
+  const re = (p: string) => one('A|re', `'${p}'`);
+
+  it.each([
+    ['\\Aabc', '{"A":"abc"}', true],
+    ['\\Aabc', '{"A":"Aabc"}', false],
+    ['\\Aabc', '{"A":"xabc"}', false],
+    ['abc\\z', '{"A":"xabc"}', true],
+    ['abc\\z', '{"A":"abcz"}', false],
+    ['abc\\z', '{"A":"abc\\n"}', false],
+    ['a\\hb', '{"A":"a\\tb"}', true],
+    ['a\\hb', '{"A":"a b"}', true],
+    ['a\\hb', '{"A":"ahb"}', false],
+    ['a\\hb', '{"A":"a\\nb"}', false],
+    ['a\\eb', '{"A":"a\\u001bb"}', true],
+    ['a\\eb', '{"A":"aeb"}', false],
+    ['\\Qa.b\\E$', '{"A":"xa.b"}', true],
+    ['\\Qa.b\\E$', '{"A":"axb"}', false],
+    ['\\Qa.b\\E$', '{"A":"a.b\\\\E"}', false],
+    ['^[[:digit:]]+$', '{"A":"0123"}', true],
+    ['^[[:digit:]]+$', '{"A":"12a"}', false],
+    ['^[[:digit:]]+$', '{"A":"d:"}', false],
+    ['^[[:alpha:]_]+$', '{"A":"ab_C"}', true],
+    ['a\\x{41}', '{"A":"aA"}', true],
+    ['a\\x{41}', '{"A":"ax{41}"}', false],
+    ['^[]a]+$', '{"A":"]a]"}', true],
+  ])('/%s/ on %s: evaluator and DuckDB say %s', async (pattern, json, expected) => {
+    await expectBoth(re(pattern), json, expected);
+  });
+
+  it('translates each escape for the engine of each target', () => {
+    const r = (p: string) => rule(re(p));
+    expect(toSplunk(r('\\Aabc\\z'))).toBe('* | regex A="\\\\Aabc\\\\z"');
+    expect(toSplunk(r('a\\vb'))).toBe('* | regex A="a\\\\x0bb"');
+    expect(toKql(r('a\\hb\\e'))).toContain('a[\\t \\x{a0}');
+    expect(toKql(r('a\\hb\\e'))).toContain('b\\x1b');
+    expect(toKql(r('\\Qa.b\\E'))).toBe('union * | where A matches regex @"a\\.b"');
+  });
+
+  it('refuses \\Z where RE2 has no such anchor, naming the construct and the target', () => {
+    const r = rule(re('abc\\Z'));
+    expect(refusal(() => new SqlBackend().where(r))).toMatch(/duckdb-sql.*\\Z.*RE2/);
+    expect(refusal(() => toKql(r))).toMatch(/kql.*\\Z/);
+    expect(toSplunk(r)).toBe('* | regex A="abc\\\\Z"');
+    // PCRE's \Z: the end, or before a final newline.
+    expect(compileRule(r).match({ A: 'abc\n' })).toBe(true);
+    expect(compileRule(r).match({ A: 'abc\nx' })).toBe(false);
+  });
+
+  it('refuses escapes V8 would read as a plain letter, for the evaluator and the local target', () => {
+    for (const p of ['\\p{L}', 'a\\Kb', '\\Gx', '\\R']) {
+      const r = rule(re(p));
+      expect(refusal(() => compileRule(r))).toMatch(/cannot be evaluated exactly/);
+      expect(refusal(() => new SqlBackend().where(r))).toMatch(/evaluator \(V8\)|RE2/);
+    }
+    expect(refusal(() => compileRule(rule(re('^[[:^digit:]]$'))))).toMatch(/negated POSIX class/);
+  });
+
+  it('Lucene and ES|QL: no escapes, anchored; refuse what has no Lucene form', () => {
+    for (const p of ['\\Aabc', 'abc\\z', 'a\\hb', '\\Qa\\E', '[[:digit:]]', '[]a]', '\\x{41}']) {
+      expect(toLuceneRegex(p)).toBeUndefined();
+      expect(refusal(() => toLucene(rule(re(p))))).toMatch(/lucene/);
+      expect(refusal(() => toEsql(rule(re(p))))).toMatch(/esql/);
+    }
+    // Lucene reads `\t` as the letter t: control characters are written as themselves.
+    expect(toLuceneRegex('a\\tb')).toBe('.*(a\tb).*');
+    expect(toLuceneRegex('a\\sb')).toBe('.*(a[ \t\n\f\r]b).*');
+    // Lucene's `.` would cross a newline; RE2's does not.
+    expect(toLuceneRegex('a.b')).toBe('.*(a[^\n]b).*');
+    // Each top-level alternative keeps its own anchor.
+    expect(toLuceneRegex('^cmd|ps$')).toBe('(cmd).*|.*(ps)');
+  });
+
+  it('V8 reads `.`, `\\s` and `m`-flag anchors the way RE2 does', async () => {
+    await expectBoth(re('a.b'), '{"A":"a\\rb"}', true);
+    await expectBoth(re('a.b'), '{"A":"a\\nb"}', false);
+    await expectBoth(re('a\\sb'), '{"A":"a\\u00a0b"}', false);
+    await expectBoth(re('a\\sb'), '{"A":"a\\u000bb"}', false);
+    await expectBoth(re('a[\\S]b'), '{"A":"a\\u00a0b"}', true);
+    await expectBoth(re('(?m)^b$'), '{"A":"a\\rb"}', false);
+    await expectBoth(re('(?m)^b$'), '{"A":"a\\nb\\nc"}', true);
+  });
+
+  it('keeps the three dialects of one pattern apart', () => {
+    const f = { multiline: false, dotAll: false };
+    expect(translateRegex('\\Aa$', f, 'v8').pattern).toBe('^a$');
+    expect(translateRegex('\\Aa$', f, 're2').pattern).toBe('\\Aa$');
+    expect(translateRegex('\\Aa$', f, 'pcre').pattern).toBe('\\Aa\\z');
+    expect(translateRegex('a\\Z', f, 're2').refused).toMatch(/\\Z/);
+  });
+});
+
+describe('item 3: `$` is the end of the value on every target', () => {
+  it('the evaluator follows DuckDB RE2: `abc$` does not match "abc\\n"', async () => {
+    await expectBoth(one('A|re', "'abc$'"), '{"A":"abc\\n"}', false);
+    await expectBoth(one('A|re', "'abc$'"), '{"A":"xabc"}', true);
+  });
+  it('Splunk (PCRE, where `$` also matches before a final newline) gets `\\z`; KQL and Lucene keep `$`', () => {
+    const r = rule(one('A|re', "'abc$'"));
+    expect(toSplunk(r)).toBe('* | regex A="abc\\\\z"');
+    expect(toKql(r)).toBe('union * | where A matches regex @"abc$"');
+    expect(toLucene(r)).toBe('A:/.*(abc)/');
+    // Under the m flag `$` is a line end in every engine and stays as written.
+    expect(toSplunk(rule(one('A|re|m', "'abc$'")))).toBe('* | regex A="(?m)abc$"');
+  });
+});
