@@ -162,8 +162,8 @@ export class EsqlBackend extends QueryBackend {
     if (shape.shape === 'equals') return `${f} == ${esqlString(v.cased ? shape.text : shape.text.toLowerCase())}`;
     return `${f} LIKE ${esqlString(esqlLike(v.parts, !v.cased))}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)} == ${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)} == ${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)} == ${value}`;

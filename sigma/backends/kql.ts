@@ -63,8 +63,8 @@ export class KqlBackend extends QueryBackend {
       }
     }
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)} == ${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)} == ${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)} == ${value}`;

@@ -65,8 +65,8 @@ export class LuceneBackend extends QueryBackend {
     const text = v.parts.map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(SPECIAL, (m) => `\\${m}`) : p.wildcard)).join('');
     return `${f}:${text === '' ? '""' : text}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)}:${value < 0 ? `\\${value}` : value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)}:${text.startsWith('-') ? `\\${text}` : text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)}:${value}`;

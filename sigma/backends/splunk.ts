@@ -72,8 +72,8 @@ export class SplunkBackend extends QueryBackend {
     const pattern = this.pattern(v.parts, ctx);
     return `${this.field(field)}=${v.cased ? `CASE(${pattern})` : pattern}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)}=${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)}=${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)}="${value}"`;
@@ -116,7 +116,8 @@ export class SplunkBackend extends QueryBackend {
     return this.unsupported('time-part modifiers on arbitrary fields', ctx.item.pos);
   }
   protected keywordMatch(v: SigmaValue, ctx: ItemContext): string {
-    if (v.kind === 'number' || v.kind === 'boolean') return quote(String(v.value));
+    if (v.kind === 'number') return quote(v.text);
+    if (v.kind === 'boolean') return quote(String(v.value));
     if (v.kind !== 'string') return this.unsupported(`keyword value of kind ${v.kind}`, ctx.item.pos);
     // Free-text terms in SPL match whole terms; the *…* makes them substring searches like Sigma keywords.
     const parts: StringPart[] = [...v.parts];

@@ -155,3 +155,86 @@ describe('item 3: `$` is the end of the value on every target', () => {
     expect(toSplunk(rule(one('A|re|m', "'abc$'")))).toBe('* | regex A="(?m)abc$"');
   });
 });
+
+describe('item 2: a number matches its decimal text, digit for digit', () => {
+  it.each([
+    ['EventID', '4688', '{"EventID":4688}', true],
+    ['EventID', '4688', '{"EventID":"4688"}', true],
+    ['EventID', '4688', '{"EventID":"04688"}', false],
+    ['A', '16', '{"A":"0x10"}', false],
+    ['A', '16', '{"A":"0o20"}', false],
+    ['A', '16', '{"A":"1.6e1"}', false],
+    ['A', '16', '{"A":" 16 "}', false],
+    ['A', '16', '{"A":"+16"}', false],
+    ['A', '16', '{"A":"16.0"}', false],
+    ['A', '0', '{"A":"0x0"}', false],
+    ['A', '0', '{"A":"0"}', true],
+    ['A', '0', '{"A":0}', true],
+    ['A', '-5', '{"A":"-5"}', true],
+    ['A', '-5', '{"A":-5}', true],
+    ['A', '1.5', '{"A":"1.5"}', true],
+    ['A', '1.5', '{"A":1.5}', true],
+    ['A', '1.5', '{"A":"1.50"}', false],
+    ['A', '9007199254740993', '{"A":"9007199254740992"}', false],
+    ['A', '9007199254740993', '{"A":"9007199254740993"}', true],
+    ['A', '9007199254740992', '{"A":"9007199254740993"}', false],
+    ['A', '0x10', '{"A":"16"}', true],
+    ['A', '0x10', '{"A":"0x10"}', false],
+  ])('%s: %s on %s: evaluator and DuckDB say %s', async (field, value, json, expected) => {
+    await expectBoth(one(field, value), json, expected);
+  });
+
+  it('every backend writes the exact digits', () => {
+    const r = rule(one('A', '9007199254740993'));
+    expect(new SqlBackend().where(r)).toBe(`json_extract_string(raw, '$."A"') = '9007199254740993'`);
+    expect(toSplunk(r)).toBe('A=9007199254740993');
+    expect(toKql(r)).toBe('union * | where A == 9007199254740993');
+    expect(toEsql(r)).toBe('FROM logs-* | WHERE A == 9007199254740993');
+    expect(toLucene(r)).toBe('A:9007199254740993');
+    expect(toLucene(rule(one('A', '-5')))).toBe('A:\\-5');
+  });
+
+  it('a number keyword is a substring search for its text in the evaluator too', async () => {
+    await expectBoth('    k:\n        - 4688\n    condition: k', '{"A":"id 4688 seen"}', true);
+    await expectBoth('    k:\n        - 4688\n    condition: k', '{"A":"id 468 seen"}', false);
+  });
+
+  it('comparisons read decimal text only: no spaces, hex, underscores, inf or nan', async () => {
+    const gt = one('A|gt', '5');
+    for (const json of ['{"A":"0x10"}', '{"A":" 16"}', '{"A":"1_000"}', '{"A":"inf"}', '{"A":"Infinity"}', '{"A":"16\\n"}']) await expectBoth(gt, json, false);
+    for (const json of ['{"A":"16"}', '{"A":16}', '{"A":"1.6e1"}', '{"A":"+16"}', '{"A":"016"}', '{"A":"6."}']) await expectBoth(gt, json, true);
+  });
+});
+
+describe('item 4: octal-looking values and leading zeros in addresses', () => {
+  it('`A: 010` is the text "010" (YAML 1.2 would read 10, pySigma 8)', async () => {
+    await expectBoth(one('A', '010'), '{"A":"010"}', true);
+    await expectBoth(one('A', '010'), '{"A":10}', false);
+    await expectBoth(one('A', '010'), '{"A":8}', false);
+    await expectBoth(one('A', '010'), '{"A":"8"}', false);
+  });
+
+  it.each([
+    ['10.1.2.3', true],
+    ['010.1.2.3', false],
+    ['10.01.2.3', false],
+    ['10.1.2.003', false],
+    ['10.1.2', false],
+    ['10.1.2.256', false],
+    ['10.x.2.3', false],
+    [' 10.1.2.3 ', true],
+    ['10.0.0.0', true],
+    ['11.1.2.3', false],
+  ])('IP|cidr 10.0.0.0/8 on %j: evaluator and DuckDB say %s', async (ip, expected) => {
+    await expectBoth(one('IP|cidr', "'10.0.0.0/8'"), JSON.stringify({ IP: ip }), expected);
+  });
+
+  it('the same for a /12, a /32 and an IPv4 tail of an IPv6 address', async () => {
+    await expectBoth(one('IP|cidr', "'172.16.0.0/12'"), '{"IP":"172.31.255.1"}', true);
+    await expectBoth(one('IP|cidr', "'172.16.0.0/12'"), '{"IP":"172.032.0.1"}', false);
+    await expectBoth(one('IP|cidr', "'10.1.2.3/32'"), '{"IP":"10.1.2.3"}', true);
+    await expectBoth(one('IP|cidr', "'10.1.2.3/32'"), '{"IP":"10.1.2.30"}', false);
+    await expectBoth(one('IP|cidr', "'::ffff:0:0/96'"), '{"IP":"::ffff:10.1.2.3"}', true);
+    await expectBoth(one('IP|cidr', "'::ffff:0:0/96'"), '{"IP":"::ffff:10.01.2.3"}', false);
+  });
+});
