@@ -15,6 +15,23 @@ const stringRaws = (item: DetectionItem) => item.raw.filter((r): r is typeof r &
 
 export const detectionValidators: Validator[] = [
   {
+    name: 'identifier_with_pipe',
+    run: ({ document: d }) => {
+      if (!withDetection(d)) return [];
+      return [...d.detection.identifiers.values()]
+        .filter((i) => i.name.includes('|'))
+        .map((i) =>
+          finding(
+            'identifier_with_pipe',
+            'warning',
+            `search identifier '${i.name}' contains '|': it is part of the name, not a modifier of the values below, and a condition can reach it only through an 'x of' pattern`,
+            i.pos,
+            d.source,
+          ),
+        );
+    },
+  },
+  {
     name: 'dangling_detection',
     run: ({ document: d }) => {
       if (!withDetection(d) || d.detection.conditions.length === 0) return [];

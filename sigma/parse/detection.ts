@@ -10,6 +10,12 @@ import { isMap, isNull, isScalar, isSeq, mapEntries, type Pair } from './yaml-no
 /** The `detection` block of rules and filters: search identifiers, their items, and conditions. */
 
 const IDENTIFIER_RE = /^[A-Za-z0-9_-]+$/;
+/**
+ * A SigmaHQ rule names an identifier `select_tree_execution|endswith` (pySigma takes any name): a
+ * `|` is accepted, as part of the name, and lint warns (identifier_with_pipe). Such an identifier
+ * can only be reached through `x of` patterns, since `|` in a condition is the legacy pipe.
+ */
+const LENIENT_IDENTIFIER_RE = /^[A-Za-z0-9_|-]+$/;
 
 /** A plain integer written with leading zeros, e.g. `00000429` (a keyboard layout id). */
 const LEADING_ZERO_INT = /^[-+]?0[0-9]+(?=[\s,\]}#]|$)/;
@@ -159,7 +165,8 @@ export function parseDetection(ctx: DocumentContext, pair: Pair | undefined, roo
     }
     if (exclude.has(key)) continue;
     const at = ctx.pos(p);
-    if (!IDENTIFIER_RE.test(key)) ctx.error('identifier-invalid', `search identifier '${key}' may only contain [A-Za-z0-9_-]`, at);
+    if (!IDENTIFIER_RE.test(key) && !LENIENT_IDENTIFIER_RE.test(key))
+      ctx.error('identifier-invalid', `search identifier '${key}' may only contain [A-Za-z0-9_-] (and, with a lint warning, |)`, at);
     const searchNode = parseSearch(ctx, p.value, key, at);
     if (searchNode) identifiers.set(key, { name: key, node: searchNode, pos: at });
   }

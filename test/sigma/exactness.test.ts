@@ -3,8 +3,10 @@ import { toEsql, toKql, toLucene, toLuceneRegex, toSplunk } from '../../sigma/ba
 import { SqlBackend } from '../../sigma/backends/sql';
 import { SigmaError } from '../../sigma/errors';
 import { compileRule } from '../../sigma/evaluate';
+import { lintText } from '../../sigma/lint';
+import { parseRule, parseSigma } from '../../sigma/parse';
 import { translateRegex } from '../../sigma/regex-dialect';
-import { rule } from './support/rules';
+import { rule, ruleText } from './support/rules';
 
 /**
  * Issue #15 "Exactness": each case is a minimal reproduction, judged by the evaluator and by the
@@ -236,5 +238,62 @@ describe('item 4: octal-looking values and leading zeros in addresses', () => {
     await expectBoth(one('IP|cidr', "'10.1.2.3/32'"), '{"IP":"10.1.2.30"}', false);
     await expectBoth(one('IP|cidr', "'::ffff:0:0/96'"), '{"IP":"::ffff:10.1.2.3"}', true);
     await expectBoth(one('IP|cidr', "'::ffff:0:0/96'"), '{"IP":"::ffff:10.01.2.3"}', false);
+  });
+});
+
+const lintCodes = (detection: string): string[] => lintText(ruleText(detection)).findings.map((f) => `${f.severity}:${f.code}`);
+
+describe('item 4 (lint): an octal-looking plain value says how it is read', () => {
+  it('warns on 010 (pySigma: 8) but not on 00000429 (pySigma: the text too) or a quoted value', () => {
+    expect(lintCodes(one('A', '010'))).toContain('info:octal_looking_number');
+    expect(lintCodes(one('A', '00000429'))).not.toContain('info:octal_looking_number');
+    expect(lintCodes(one('A', "'010'"))).not.toContain('info:octal_looking_number');
+  });
+});
+
+describe('item 6: a search identifier containing | is accepted with a warning', () => {
+  // After SigmaHQ rules/macos/process_creation/proc_creation_macos_file_and_directory_discovery.yml
+  // (Daniil Yugoslavskiy, oscd.community; Detection Rule License 1.1), reduced to two selections.
+  const detection = [
+    '    select_find_execution:',
+    "        Image: '/usr/bin/find'",
+    '    select_tree_execution|endswith:',
+    "        Image: '/tree'",
+    '    condition: 1 of select*',
+  ].join('\n');
+
+  it('parses, evaluates the identifier by its `x of` pattern, and reads `|endswith` as part of the name', async () => {
+    const r = parseRule(ruleText(detection));
+    expect(r.errors).toEqual([]);
+    expect([...r.detection.identifiers.keys()]).toContain('select_tree_execution|endswith');
+    await expectBoth(detection, '{"Image":"/tree"}', true);
+    await expectBoth(detection, '{"Image":"/usr/bin/tree"}', false);
+  });
+
+  it('lint warns, not errs', () => {
+    const codes = lintCodes(detection);
+    expect(codes).toContain('warning:identifier_with_pipe');
+    expect(codes.filter((c) => c.startsWith('error:'))).toEqual([]);
+  });
+
+  it('other characters stay errors', () => {
+    expect(parseSigma(ruleText('    sel.x:\n        A: 1\n    condition: 1 of sel*')).errors.map((e) => e.code)).toContain('identifier-invalid');
+  });
+});
+
+describe('item 7: duplicate values differing in case are duplicates only where case does not matter', () => {
+  it.each([
+    ["A|base64offset|contains: ['Ab', 'aB']", false],
+    ["A|cased: ['Ab', 'aB']", false],
+    ["A|base64: ['Ab', 'aB']", false],
+    ["A|re: ['Ab', 'aB']", false],
+    ["A|re|i: ['Ab', 'aB']", true],
+    ["A: ['Ab', 'aB']", true],
+    ["A|contains: ['Ab', 'aB']", true],
+    ["A|cased: ['Ab', 'Ab']", true],
+    ["A|base64offset|contains: ['Ab', 'Ab']", true],
+  ])('%s → duplicate: %s', (item, duplicate) => {
+    const codes = lintCodes(`    sel:\n        ${item}\n    condition: sel`);
+    expect(codes.includes('warning:sigmahq_field_duplicate_value')).toBe(duplicate);
   });
 });
