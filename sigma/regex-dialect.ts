@@ -67,7 +67,11 @@ export function translateRegex(pattern: string, flags: DialectFlags, dialect: Re
     const c = pattern[i]!;
     if (c === '\\') {
       const e = pattern[i + 1];
-      if (e === undefined) return { refused: 'a trailing backslash' };
+      if (e === undefined) {
+        // Left for the engine to reject as the syntax error it is.
+        out += '\\';
+        break;
+      }
       i++;
       if (e === 'Q') {
         const end = pattern.indexOf('\\E', i + 1);

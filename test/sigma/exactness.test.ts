@@ -4,6 +4,7 @@ import { SqlBackend } from '../../sigma/backends/sql';
 import { SigmaError } from '../../sigma/errors';
 import { compileRule } from '../../sigma/evaluate';
 import { lintText } from '../../sigma/lint';
+import { lintForTarget } from '../../sigma/lint/for-target';
 import { parseRule, parseSigma } from '../../sigma/parse';
 import { translateRegex } from '../../sigma/regex-dialect';
 import { rule, ruleText } from './support/rules';
@@ -295,5 +296,21 @@ describe('item 7: duplicate values differing in case are duplicates only where c
   ])('%s → duplicate: %s', (item, duplicate) => {
     const codes = lintCodes(`    sel:\n        ${item}\n    condition: sel`);
     expect(codes.includes('warning:sigmahq_field_duplicate_value')).toBe(duplicate);
+  });
+});
+
+describe('item 1: a malformed pattern is still a parse error', () => {
+  it('a trailing backslash is regex-invalid when the rule is read', () => {
+    expect(parseSigma(ruleText(one('A|re', "'abc\\'"))).errors.map((e) => e.code)).toContain('regex-invalid');
+  });
+});
+
+describe('item 1: lint names the construct and the target that refuses it', () => {
+  it('\\Z: refused for local (RE2) and sentinel (RE2), accepted for splunk (PCRE)', () => {
+    const text = ruleText(one('CommandLine|re', "'abc\\Z'"));
+    const refusal = (kind: 'local' | 'splunk' | 'sentinel') => lintForTarget(text, { name: `my-${kind}`, kind }).findings.filter((f) => f.code === 'target_unsupported');
+    expect(refusal('local').map((f) => f.message)).toEqual([expect.stringMatching(/^local target my-local cannot express this exactly: .*\\Z.*RE2/)]);
+    expect(refusal('sentinel').map((f) => f.message)).toEqual([expect.stringMatching(/^sentinel target my-sentinel .*\\Z/)]);
+    expect(refusal('splunk')).toEqual([]);
   });
 });
