@@ -66,7 +66,7 @@ export class LuceneBackend extends QueryBackend {
     return `${f}:${text === '' ? '""' : text}`;
   }
   protected numberMatch(field: string, text: string): string {
-    return `${this.field(field)}:${text.startsWith('-') ? `\\${text}` : text}`;
+    return `${this.field(field)}:${text.replace(SPECIAL, (m) => `\\${m}`)}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)}:${value}`;

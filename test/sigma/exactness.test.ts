@@ -195,6 +195,7 @@ describe('item 2: a number matches its decimal text, digit for digit', () => {
     expect(toEsql(r)).toBe('FROM logs-* | WHERE A == 9007199254740993');
     expect(toLucene(r)).toBe('A:9007199254740993');
     expect(toLucene(rule(one('A', '-5')))).toBe('A:\\-5');
+    expect(toLucene(rule(one('A', '1e21')))).toBe('A:1e\\+21');
   });
 
   it('a number keyword is a substring search for its text in the evaluator too', async () => {
