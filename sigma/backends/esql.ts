@@ -57,7 +57,8 @@ function topLevelBranches(pattern: string): string[] {
 }
 
 /** One branch (no top-level `|`) → Lucene regex matching the whole value, or undefined. */
-function luceneBranch(pattern: string): string | undefined {
+function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
+  const no = (refused: string) => ({ refused });
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -65,16 +66,16 @@ function luceneBranch(pattern: string): string | undefined {
     if (c === '\\') {
       const n = pattern[i + 1];
       i++;
-      if (n === undefined) return undefined;
+      if (n === undefined) return no('a trailing backslash');
       if (n in CLASS_ESCAPES) out += inClass ? CLASS_ESCAPES[n] : `[${CLASS_ESCAPES[n]}]`;
       else if (n in CHAR_ESCAPES) out += CHAR_ESCAPES[n];
       // Anchors, \Q…\E, \h, \x.., backreferences, Unicode classes: no Lucene form.
-      else if (/[A-Za-z0-9]/.test(n)) return undefined;
+      else if (/[A-Za-z0-9]/.test(n)) return no(`the escape \\${n}`);
       else out += `\\${n}`;
       continue;
     }
     if (inClass) {
-      if (c === '[') return undefined; // a POSIX class, or a nested class Lucene reads differently
+      if (c === '[') return no(pattern[i + 1] === ':' ? 'POSIX classes ([[:name:]])' : "a '[' inside a character class");
       if (c === ']') inClass = false;
       out += c;
       continue;
@@ -83,7 +84,7 @@ function luceneBranch(pattern: string): string | undefined {
       inClass = true;
       out += c;
       if (pattern[i + 1] === '^') out += pattern[++i];
-      if (pattern[i + 1] === ']') return undefined;
+      if (pattern[i + 1] === ']') return no("a ']' first in a character class");
       continue;
     }
     // Lucene's `.` is any character; RE2's (the local target's) stops at a newline.
@@ -102,9 +103,10 @@ function luceneBranch(pattern: string): string | undefined {
         i += 2;
         continue;
       }
-      return undefined;
+      return no(`the group construct (?${pattern[i + 2] ?? ''}`);
     }
-    if ((c === '^' && i !== 0) || (c === '$' && i !== pattern.length - 1)) return undefined;
+    if (c === '^' && i !== 0) return no("'^' inside the pattern (Lucene regexes are anchored as a whole)");
+    if (c === '$' && i !== pattern.length - 1) return no("'$' inside the pattern (Lucene regexes are anchored as a whole)");
     out += c;
   }
   const anchoredStart = out.startsWith('^');
@@ -112,7 +114,7 @@ function luceneBranch(pattern: string): string | undefined {
   if (anchoredStart) out = out.slice(1);
   if (anchoredEnd) out = out.slice(0, -1);
   if (!anchoredStart || !anchoredEnd) out = `(${out})`;
-  return `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}`;
+  return { pattern: `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}` };
 }
 
 /**
@@ -120,9 +122,15 @@ function luceneBranch(pattern: string): string | undefined {
  * Each top-level alternative keeps its own anchors: `^cmd|ps$` is `cmd.*|.*ps`.
  */
 export function toLuceneRegex(pattern: string): string | undefined {
+  return luceneRegex(pattern).pattern;
+}
+
+/** The Lucene regex, or the construct Lucene has no exact form for. */
+export function luceneRegex(pattern: string): { pattern?: string; refused?: string } {
   const branches = topLevelBranches(pattern).map(luceneBranch);
-  if (branches.some((b) => b === undefined)) return undefined;
-  return branches.join('|');
+  const refused = branches.find((b) => b.refused !== undefined);
+  if (refused) return refused;
+  return { pattern: branches.map((b) => b.pattern).join('|') };
 }
 
 const DATE_PARTS: Partial<Record<TimePartValue['part'], string>> = {
@@ -177,9 +185,9 @@ export class EsqlBackend extends QueryBackend {
       this.unsupported(`regex flags on /${v.pattern}/ (RLIKE has none)`, ctx.item.pos);
     }
     if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
-    const lucene = toLuceneRegex(inline.pattern);
-    if (lucene === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax`, ctx.item.pos);
-    return `${this.field(field)} RLIKE ${esqlString(lucene!)}`;
+    const lucene = luceneRegex(inline.pattern);
+    if (lucene.pattern === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax (RLIKE): ${lucene.refused}`, ctx.item.pos);
+    return `${this.field(field)} RLIKE ${esqlString(lucene.pattern!)}`;
   }
   protected cidrMatch(field: string, v: CidrValue): string {
     return `CIDR_MATCH(${this.field(field)}, ${esqlString(v.network)})`;
