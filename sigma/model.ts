@@ -22,6 +22,11 @@ export interface StringValue {
 export interface NumberValue {
   readonly kind: 'number';
   readonly value: number;
+  /**
+   * The decimal text the number matches (sigma/number-text.ts): an integer's exact digits, however
+   * large (`9007199254740993` stays itself though `value` rounds), otherwise the shortest text.
+   */
+  readonly text: string;
 }
 export interface BooleanValue {
   readonly kind: 'boolean';
@@ -97,6 +102,8 @@ export type SigmaValue =
 /** A value as written in YAML, kept for lint (quoted numbers, control characters, positions). */
 export interface RawValue {
   readonly value: string | number | boolean | null;
+  /** For a plain YAML number: its exact decimal text (numberText of what was written). */
+  readonly numberText?: string;
   readonly quoted: boolean;
   readonly pos: SourcePosition;
 }

@@ -10,7 +10,9 @@ export function parseIpv4(text: string): bigint | undefined {
   if (parts.length !== 4) return undefined;
   let value = 0n;
   for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return undefined;
+    // No leading zeros: "010" is octal 8 to inet_aton and decimal 10 to others; Python's ipaddress,
+    // Elasticsearch's ip type and the Sigma reference refuse it, and so does this.
+    if (!/^(0|[1-9]\d{0,2})$/.test(p)) return undefined;
     const n = Number(p);
     if (n > 255) return undefined;
     value = (value << 8n) | BigInt(n);

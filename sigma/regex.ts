@@ -1,4 +1,5 @@
 import './regex-engine';
+import { translateRegex } from './regex-dialect';
 import { regexTokens } from './regex-tokens';
 
 /**
@@ -30,13 +31,22 @@ export function extractInlineFlags(pattern: string): { pattern: string; flags: P
   };
 }
 
+/** Thrown when a pattern holds a construct the evaluator cannot read as the targets do. */
+export class RegexTranslationError extends Error {}
+
+/**
+ * The pattern as V8 must read it to match what RE2 (the local target) matches: see regex-dialect.ts.
+ * Throws RegexTranslationError naming a construct without an exact V8 form, SyntaxError for an
+ * invalid pattern.
+ */
 export function toJsRegExp(pattern: string, flags: RegexFlags): RegExp {
   const inline = extractInlineFlags(pattern);
-  let f = '';
-  if (flags.ignoreCase || inline.flags.ignoreCase) f += 'i';
-  if (flags.multiline || inline.flags.multiline) f += 'm';
-  if (flags.dotAll || inline.flags.dotAll) f += 's';
-  return new RegExp(inline.pattern, f);
+  const ignoreCase = flags.ignoreCase || inline.flags.ignoreCase === true;
+  const multiline = flags.multiline || inline.flags.multiline === true;
+  const dotAll = flags.dotAll || inline.flags.dotAll === true;
+  const translated = translateRegex(inline.pattern, { multiline, dotAll }, 'v8');
+  if (translated.refused !== undefined) throw new RegexTranslationError(translated.refused);
+  return new RegExp(translated.pattern, `${ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`);
 }
 
 interface GroupFrame {

@@ -79,7 +79,8 @@ export abstract class QueryBackend {
 
   // --- leaves --------------------------------------------------------------------------------
   protected abstract stringMatch(field: string, value: StringValue, ctx: ItemContext): string;
-  protected abstract numberMatch(field: string, value: number, ctx: ItemContext): string;
+  /** `text` is the number's exact decimal text (NumberValue.text). */
+  protected abstract numberMatch(field: string, text: string, ctx: ItemContext): string;
   protected abstract booleanMatch(field: string, value: boolean, ctx: ItemContext): string;
   protected abstract nullMatch(field: string, ctx: ItemContext): string;
   protected abstract regexMatch(field: string, value: RegexValue, ctx: ItemContext): string;
@@ -187,7 +188,7 @@ export abstract class QueryBackend {
       case 'string':
         return this.stringMatch(field, v, ctx);
       case 'number':
-        return this.numberMatch(field, v.value, ctx);
+        return this.numberMatch(field, v.text, ctx);
       case 'boolean':
         return this.booleanMatch(field, v.value, ctx);
       case 'null':

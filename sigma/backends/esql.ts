@@ -22,10 +22,43 @@ function esqlLike(parts: readonly StringPart[], lower: boolean): string {
   return parts.map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(/[\\*?]/g, (m) => `\\${m}`) : p.wildcard)).join('');
 }
 
-const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \\t\\n\\r\\f\\v' };
+/**
+ * Lucene's RegExp has no character escapes: `\n` is the letter n. Control characters are written
+ * as themselves, and `\s` is RE2's set (Java's would add \v). Lucene 9 reads `\d`/`\w` itself,
+ * but spelled out the pattern also runs on older clusters.
+ */
+const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \t\n\f\r' };
+const CHAR_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', e: '\x1b' };
 
-/** PCRE-subset search pattern → Lucene regex over the whole value, or undefined when not exact. */
-export function toLuceneRegex(pattern: string): string | undefined {
+/** Top-level alternatives of a pattern (outside groups and classes). */
+function topLevelBranches(pattern: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') i++;
+    else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+      if (pattern[i + 1] === '^') i++;
+      if (pattern[i + 1] === ']') i++;
+    } else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) {
+      out.push(pattern.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(pattern.slice(start));
+  return out;
+}
+
+/** One branch (no top-level `|`) → Lucene regex matching the whole value, or undefined. */
+function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
+  const no = (refused: string) => ({ refused });
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -33,14 +66,16 @@ export function toLuceneRegex(pattern: string): string | undefined {
     if (c === '\\') {
       const n = pattern[i + 1];
       i++;
-      if (n === undefined) return undefined;
+      if (n === undefined) return no('a trailing backslash');
       if (n in CLASS_ESCAPES) out += inClass ? CLASS_ESCAPES[n] : `[${CLASS_ESCAPES[n]}]`;
-      else if (/[DWSbBAZzGQE0-9kpPx]/.test(n)) return undefined;
-      else if (n === 'n' || n === 't' || n === 'r') out += `\\${n}`;
+      else if (n in CHAR_ESCAPES) out += CHAR_ESCAPES[n];
+      // Anchors, \Q…\E, \h, \x.., backreferences, Unicode classes: no Lucene form.
+      else if (/[A-Za-z0-9]/.test(n)) return no(`the escape \\${n}`);
       else out += `\\${n}`;
       continue;
     }
     if (inClass) {
+      if (c === '[') return no(pattern[i + 1] === ':' ? 'POSIX classes ([[:name:]])' : "a '[' inside a character class");
       if (c === ']') inClass = false;
       out += c;
       continue;
@@ -48,6 +83,13 @@ export function toLuceneRegex(pattern: string): string | undefined {
     if (c === '[') {
       inClass = true;
       out += c;
+      if (pattern[i + 1] === '^') out += pattern[++i];
+      if (pattern[i + 1] === ']') return no("a ']' first in a character class");
+      continue;
+    }
+    // Lucene's `.` is any character; RE2's (the local target's) stops at a newline.
+    if (c === '.') {
+      out += '[^\n]';
       continue;
     }
     // Lucene treats these as operators; PCRE treats them as literals.
@@ -61,18 +103,34 @@ export function toLuceneRegex(pattern: string): string | undefined {
         i += 2;
         continue;
       }
-      return undefined;
+      return no(`the group construct (?${pattern[i + 2] ?? ''}`);
     }
-    if ((c === '^' && i !== 0) || (c === '$' && i !== pattern.length - 1)) return undefined;
+    if (c === '^' && i !== 0) return no("'^' inside the pattern (Lucene regexes are anchored as a whole)");
+    if (c === '$' && i !== pattern.length - 1) return no("'$' inside the pattern (Lucene regexes are anchored as a whole)");
     out += c;
   }
   const anchoredStart = out.startsWith('^');
   const anchoredEnd = out.endsWith('$') && !out.endsWith('\\$');
   if (anchoredStart) out = out.slice(1);
   if (anchoredEnd) out = out.slice(0, -1);
-  // Top-level alternation needs a group before the .* padding, so a|b stays (a|b).
   if (!anchoredStart || !anchoredEnd) out = `(${out})`;
-  return `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}`;
+  return { pattern: `${anchoredStart ? '' : '.*'}${out}${anchoredEnd ? '' : '.*'}` };
+}
+
+/**
+ * PCRE-subset search pattern → Lucene regex over the whole value, or undefined when not exact.
+ * Each top-level alternative keeps its own anchors: `^cmd|ps$` is `cmd.*|.*ps`.
+ */
+export function toLuceneRegex(pattern: string): string | undefined {
+  return luceneRegex(pattern).pattern;
+}
+
+/** The Lucene regex, or the construct Lucene has no exact form for. */
+export function luceneRegex(pattern: string): { pattern?: string; refused?: string } {
+  const branches = topLevelBranches(pattern).map(luceneBranch);
+  const refused = branches.find((b) => b.refused !== undefined);
+  if (refused) return refused;
+  return { pattern: branches.map((b) => b.pattern).join('|') };
 }
 
 const DATE_PARTS: Partial<Record<TimePartValue['part'], string>> = {
@@ -112,8 +170,8 @@ export class EsqlBackend extends QueryBackend {
     if (shape.shape === 'equals') return `${f} == ${esqlString(v.cased ? shape.text : shape.text.toLowerCase())}`;
     return `${f} LIKE ${esqlString(esqlLike(v.parts, !v.cased))}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)} == ${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)} == ${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)} == ${value}`;
@@ -127,9 +185,9 @@ export class EsqlBackend extends QueryBackend {
       this.unsupported(`regex flags on /${v.pattern}/ (RLIKE has none)`, ctx.item.pos);
     }
     if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
-    const lucene = toLuceneRegex(inline.pattern);
-    if (lucene === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax`, ctx.item.pos);
-    return `${this.field(field)} RLIKE ${esqlString(lucene!)}`;
+    const lucene = luceneRegex(inline.pattern);
+    if (lucene.pattern === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax (RLIKE): ${lucene.refused}`, ctx.item.pos);
+    return `${this.field(field)} RLIKE ${esqlString(lucene.pattern!)}`;
   }
   protected cidrMatch(field: string, v: CidrValue): string {
     return `CIDR_MATCH(${this.field(field)}, ${esqlString(v.network)})`;

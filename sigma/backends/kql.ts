@@ -1,5 +1,6 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
-import { analyseRegex, extractInlineFlags } from '../regex';
+import { analyseRegex, extractInlineFlags, re2Incompatibility } from '../regex';
+import { translateRegex } from '../regex-dialect';
 import { escapeRegex } from '../string';
 import { QueryBackend, shapeOf, type ConvertOptions, type ItemContext } from './base';
 
@@ -62,8 +63,8 @@ export class KqlBackend extends QueryBackend {
       }
     }
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)} == ${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)} == ${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)} == ${value}`;
@@ -76,8 +77,14 @@ export class KqlBackend extends QueryBackend {
       this.unsupported(`regex /${v.pattern}/ (KQL uses RE2: no lookarounds or backreferences)`, ctx.item.pos);
     }
     const inline = extractInlineFlags(v.pattern);
-    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${v.multiline || inline.flags.multiline ? 'm' : ''}${v.dotAll || inline.flags.dotAll ? 's' : ''}`;
-    return `${this.field(field)} matches regex ${kqlString(flags ? `(?${flags})${inline.pattern}` : inline.pattern)}`;
+    const multiline = v.multiline || inline.flags.multiline === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    const t = translateRegex(inline.pattern, { multiline, dotAll }, 're2');
+    if (t.refused !== undefined) this.unsupported(`regex /${v.pattern}/: ${t.refused}`, ctx.item.pos);
+    const re2 = re2Incompatibility(t.pattern!);
+    if (re2) this.unsupported(`regex /${v.pattern}/ (KQL's RE2 has no ${re2})`, ctx.item.pos);
+    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`;
+    return `${this.field(field)} matches regex ${kqlString(flags ? `(?${flags})${t.pattern!}` : t.pattern!)}`;
   }
   protected cidrMatch(field: string, v: CidrValue): string {
     return `${v.version === 4 ? 'ipv4' : 'ipv6'}_is_in_range(${this.field(field)}, ${kqlString(v.network)})`;

@@ -2,7 +2,7 @@ import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, Sig
 import { analyseRegex, extractInlineFlags } from '../regex';
 import type { StringPart } from '../string';
 import { QueryBackend, type ConvertOptions, type ItemContext } from './base';
-import { toLuceneRegex } from './esql';
+import { luceneRegex } from './esql';
 
 /**
  * Elasticsearch Lucene query-string syntax. Lucene term and wildcard queries are as case-sensitive
@@ -65,8 +65,8 @@ export class LuceneBackend extends QueryBackend {
     const text = v.parts.map((p) => (typeof p === 'string' ? (lower ? p.toLowerCase() : p).replace(SPECIAL, (m) => `\\${m}`) : p.wildcard)).join('');
     return `${f}:${text === '' ? '""' : text}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)}:${value < 0 ? `\\${value}` : value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)}:${text.replace(SPECIAL, (m) => `\\${m}`)}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)}:${value}`;
@@ -78,9 +78,9 @@ export class LuceneBackend extends QueryBackend {
     const inline = extractInlineFlags(v.pattern);
     if (v.ignoreCase || v.multiline || v.dotAll || Object.values(inline.flags).some(Boolean)) this.unsupported(`regex flags on /${v.pattern}/`, ctx.item.pos);
     if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
-    const lucene = toLuceneRegex(inline.pattern);
-    if (lucene === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax`, ctx.item.pos);
-    return `${this.field(field)}:/${lucene!.replace(/\//g, '\\/')}/`;
+    const lucene = luceneRegex(inline.pattern);
+    if (lucene.pattern === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax: ${lucene.refused}`, ctx.item.pos);
+    return `${this.field(field)}:/${lucene.pattern!.replace(/\//g, '\\/')}/`;
   }
   protected cidrMatch(field: string, v: CidrValue): string {
     return `${this.field(field)}:${v.network.replace(SPECIAL, (m) => `\\${m}`)}`;

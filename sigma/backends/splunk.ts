@@ -1,5 +1,6 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
 import { extractInlineFlags } from '../regex';
+import { translateRegex } from '../regex-dialect';
 import { type StringPart } from '../string';
 import { PREC_AND, PREC_ATOM, QueryBackend, type ConvertOptions, type Expr, type ItemContext } from './base';
 
@@ -71,8 +72,8 @@ export class SplunkBackend extends QueryBackend {
     const pattern = this.pattern(v.parts, ctx);
     return `${this.field(field)}=${v.cased ? `CASE(${pattern})` : pattern}`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `${this.field(field)}=${value}`;
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)}=${text}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `${this.field(field)}="${value}"`;
@@ -87,8 +88,12 @@ export class SplunkBackend extends QueryBackend {
   }
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const inline = extractInlineFlags(v.pattern);
-    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${v.multiline || inline.flags.multiline ? 'm' : ''}${v.dotAll || inline.flags.dotAll ? 's' : ''}`;
-    const pattern = flags ? `(?${flags})${inline.pattern}` : inline.pattern;
+    const multiline = v.multiline || inline.flags.multiline === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    const t = translateRegex(inline.pattern, { multiline, dotAll }, 'pcre');
+    if (t.refused !== undefined) this.unsupported(`regex /${v.pattern}/: ${t.refused}`, ctx.item.pos);
+    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`;
+    const pattern = flags ? `(?${flags})${t.pattern!}` : t.pattern!;
     return this.postFilter(`| regex ${this.field(field)}=${quote(pattern)}`, 'a regex', ctx);
   }
   protected cidrMatch(field: string, v: CidrValue): string {
@@ -111,7 +116,8 @@ export class SplunkBackend extends QueryBackend {
     return this.unsupported('time-part modifiers on arbitrary fields', ctx.item.pos);
   }
   protected keywordMatch(v: SigmaValue, ctx: ItemContext): string {
-    if (v.kind === 'number' || v.kind === 'boolean') return quote(String(v.value));
+    if (v.kind === 'number') return quote(v.text);
+    if (v.kind === 'boolean') return quote(String(v.value));
     if (v.kind !== 'string') return this.unsupported(`keyword value of kind ${v.kind}`, ctx.item.pos);
     // Free-text terms in SPL match whole terms; the *…* makes them substring searches like Sigma keywords.
     const parts: StringPart[] = [...v.parts];

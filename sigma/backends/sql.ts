@@ -1,5 +1,7 @@
 import type { CidrValue, CompareValue, FieldRefValue, RegexValue, SigmaRule, SigmaValue, StringValue, TimePartValue } from '../model';
 import { analyseRegex, extractInlineFlags, re2Incompatibility } from '../regex';
+import { DECIMAL_NUMBER } from '../number-text';
+import { translateRegex } from '../regex-dialect';
 import { ANY, endsWithAny, normaliseParts, startsWithAny, type StringPart } from '../string';
 import { QueryBackend, ipv4Prefixes, shapeOf, type ConvertOptions, type ItemContext } from './base';
 
@@ -107,8 +109,9 @@ export class SqlBackend extends QueryBackend {
     if (shape.shape === 'equals') return `lower(${f}) = ${sqlString(shape.text.toLowerCase())}`;
     return `${f} ILIKE ${sqlString(likePattern(v.parts))} ESCAPE '\\'`;
   }
-  protected numberMatch(field: string, value: number): string {
-    return `TRY_CAST(${this.field(field)} AS DOUBLE) = ${value}`;
+  /** Decimal text, digit for digit (number-text.ts): a JSON number reads as its digits. */
+  protected numberMatch(field: string, text: string): string {
+    return `${this.field(field)} = ${sqlString(text)}`;
   }
   protected booleanMatch(field: string, value: boolean): string {
     return `lower(${this.field(field)}) = '${value}'`;
@@ -119,25 +122,35 @@ export class SqlBackend extends QueryBackend {
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const issues = analyseRegex(v.pattern).filter((i) => i.code === 'lookaround' || i.code === 'backreference');
     if (issues.length > 0) this.unsupported(`regex /${v.pattern}/ (${issues[0]!.message}; DuckDB uses RE2)`, ctx.item.pos);
-    const re2 = re2Incompatibility(extractInlineFlags(v.pattern).pattern);
-    if (re2) this.unsupported(`regex /${v.pattern}/ (DuckDB's RE2 has no ${re2})`, ctx.item.pos);
     const inline = extractInlineFlags(v.pattern);
-    let flags = '';
-    if (v.ignoreCase || inline.flags.ignoreCase) flags += 'i';
-    if (v.multiline || inline.flags.multiline) flags += 'm';
-    if (v.dotAll || inline.flags.dotAll) flags += 's';
-    const pattern = flags ? `(?${flags})${inline.pattern}` : inline.pattern;
+    const multiline = v.multiline || inline.flags.multiline === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    // The local target's alerts are predicted by the evaluator: both must read the pattern alike.
+    for (const dialect of ['re2', 'v8'] as const) {
+      const t = translateRegex(inline.pattern, { multiline, dotAll }, dialect);
+      if (t.refused !== undefined) this.unsupported(`regex /${v.pattern}/: ${t.refused}`, ctx.item.pos);
+    }
+    const translated = translateRegex(inline.pattern, { multiline, dotAll }, 're2').pattern!;
+    const re2 = re2Incompatibility(translated);
+    if (re2) this.unsupported(`regex /${v.pattern}/ (DuckDB's RE2 has no ${re2})`, ctx.item.pos);
+    const flags = `${v.ignoreCase || inline.flags.ignoreCase ? 'i' : ''}${multiline ? 'm' : ''}${dotAll ? 's' : ''}`;
+    const pattern = flags ? `(?${flags})${translated}` : translated;
     return `regexp_matches(${this.field(field)}, ${sqlString(pattern)})`;
   }
   protected cidrMatch(field: string, v: CidrValue, ctx: ItemContext): string {
     if (v.version === 6) return ipv6CidrMatch(this.field(field), v);
     if (v.prefix === 0) this.unsupported(`cidr ${v.network} (IPv4 networks need a prefix ≥ 1 to expand to text prefixes)`, ctx.item.pos);
-    const f = this.field(field);
-    const parts = ipv4Prefixes(v).map((p) => (p.endsWith('.') ? `starts_with(${f}, ${sqlString(p)})` : `${f} = ${sqlString(p)}`));
-    return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
+    // The whole text must be an IPv4 address as net.ts parses it (trimmed, no leading zeros), so a
+    // prefix test alone would take "10.01.2.3" or "10.x".
+    const prefixes = ipv4Prefixes(v);
+    const rest = 4 - prefixes[0]!.split('.').filter((o) => o !== '').length;
+    const alternatives = prefixes.map((p) => p.replace(/\./g, '\\.')).join('|');
+    const tail = rest === 0 ? '' : `${IPV4_OCTET}(\\.${IPV4_OCTET}){${rest - 1}}`;
+    return `regexp_full_match(${this.field(field)}, ${sqlString(`${JS_TRIM_CLASS}*(${alternatives})${tail}${JS_TRIM_CLASS}*`)})`;
   }
   protected compareMatch(field: string, v: CompareValue): string {
-    return `TRY_CAST(${this.field(field)} AS DOUBLE) ${OPS[v.op]} ${v.value}`;
+    const f = this.field(field);
+    return `CASE WHEN regexp_full_match(${f}, '${DECIMAL_NUMBER}') THEN TRY_CAST(${f} AS DOUBLE) END ${OPS[v.op]} ${v.value}`;
   }
   protected existsMatch(field: string, exists: boolean): string {
     const e = (this.sql.existsExpression ?? (this.sql.fieldExpression ? (f: string) => `${this.field(f)} IS NOT NULL` : defaultExists))(field);
@@ -164,7 +177,8 @@ export class SqlBackend extends QueryBackend {
   protected keywordMatch(v: SigmaValue, ctx: ItemContext): string {
     let parts: StringPart[];
     if (v.kind === 'string') parts = [...v.parts];
-    else if (v.kind === 'number' || v.kind === 'boolean') parts = [String(v.value)];
+    else if (v.kind === 'number') parts = [v.text];
+    else if (v.kind === 'boolean') parts = [String(v.value)];
     else return this.unsupported(`keyword value of kind ${v.kind}`, ctx.item.pos);
     if (!startsWithAny(parts)) parts.unshift(ANY);
     if (!endsWithAny(parts)) parts.push(ANY);
@@ -177,6 +191,9 @@ export class SqlBackend extends QueryBackend {
 
 /** JavaScript's String.prototype.trim() whitespace, as an RE2 class: the evaluator trims with it. */
 const JS_TRIM_CLASS = '[\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}]';
+
+/** An IPv4 octet as net.ts reads it: 0–255 without leading zeros. */
+const IPV4_OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 
 /** One 1–4 digit hex group; IPv6 text is case-insensitive. */
 const HEXTET = '[0-9a-fA-F]{1,4}';
@@ -216,7 +233,9 @@ export function ipv6HexExpression(text: string): string {
   const cleaned = `regexp_replace(regexp_replace(${text}, '^${JS_TRIM_CLASS}+|${JS_TRIM_CLASS}+$', '', 'g'), '%[^\\n\\r\\x{2028}\\x{2029}]*$', '')`;
   const tail = `regexp_extract(ip6_text, '^(.*:)(\\d+)\\.(\\d+)\\.(\\d+)\\.(\\d+)$', ['head', 'o1', 'o2', 'o3', 'o4'])`;
   const octet = (k: number) => `TRY_CAST(ip6_tail.o${k} AS INTEGER)`;
-  const octetsValid = [1, 2, 3, 4].map((k) => `length(ip6_tail.o${k}) <= 3 AND ${octet(k)} <= 255`).join(' AND ');
+  const octetsValid = [1, 2, 3, 4]
+    .map((k) => `length(ip6_tail.o${k}) <= 3 AND ${octet(k)} <= 255 AND NOT (length(ip6_tail.o${k}) > 1 AND starts_with(ip6_tail.o${k}, '0'))`)
+    .join(' AND ');
   const withoutTail = `CASE WHEN ip6_tail.head = '' THEN ip6_text WHEN ${octetsValid} THEN ip6_tail.head || printf('%x:%x', ${octet(1)} * 256 + ${octet(2)}, ${octet(3)} * 256 + ${octet(4)}) END`;
   const groups = `len(regexp_extract_all(ip6_hex, '[0-9a-fA-F]+'))`;
   const expanded = `trim(replace(ip6_hex, '::', ':' || repeat('0:', 8 - ${groups})), ':')`;

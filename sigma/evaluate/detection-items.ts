@@ -60,6 +60,8 @@ export function compileKeywordItem(item: DetectionItem, compiler: ItemCompiler):
       return { ...v, parts: normaliseParts(parts) };
     }
     if (v.kind === 'expansion') return { kind: 'expansion', values: v.values.map(wrap) };
+    // A number keyword is a substring search for its text, as in the query backends.
+    if (v.kind === 'number') return { kind: 'string', parts: [ANY, v.text, ANY], cased: false, binary: false };
     return v;
   };
   const values = item.values.map(wrap);

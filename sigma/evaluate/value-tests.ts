@@ -1,7 +1,8 @@
 import { SigmaError } from '../errors';
 import type { CidrValue, CompareValue, DetectionItem, FieldRefValue, PlaceholderValue, RegexValue, SigmaValue, StringValue } from '../model';
 import { networkMask, parseIp } from '../net';
-import { analyseRegex, isCatastrophic, toJsRegExp } from '../regex';
+import { comparableNumber, numberText } from '../number-text';
+import { RegexTranslationError, analyseRegex, isCatastrophic, toJsRegExp } from '../regex';
 import { mappedFieldReader } from './field-mapping';
 import { resolvePlaceholders } from './placeholders';
 import { compileStringSet } from './string-sets';
@@ -17,12 +18,6 @@ function scalarToText(raw: unknown): string | undefined {
   if (typeof raw === 'string') return raw;
   if (typeof raw === 'number' || typeof raw === 'boolean' || typeof raw === 'bigint') return String(raw);
   return undefined;
-}
-
-function toNumber(raw: unknown): number {
-  if (typeof raw === 'number') return raw;
-  if (typeof raw === 'string' && raw.trim() !== '') return Number(raw);
-  return NaN;
 }
 
 function compareOp(op: 'gt' | 'gte' | 'lt' | 'lte' | 'eq', a: number, b: number): boolean {
@@ -48,6 +43,7 @@ export function compileRegex(value: RegexValue, pos: DetectionItem['pos'], allow
   try {
     return toJsRegExp(value.pattern, value);
   } catch (e) {
+    if (e instanceof RegexTranslationError) throw new SigmaError('regex-invalid', `regex /${value.pattern}/ cannot be evaluated exactly: ${e.message}`, pos);
     throw new SigmaError('regex-invalid', `invalid regex /${value.pattern}/: ${(e as Error).message}`, pos);
   }
 }
@@ -90,8 +86,13 @@ function compileFieldRef(v: FieldRefValue, compiler: ItemCompiler): ScalarTest {
 function compileNonString(value: Exclude<SigmaValue, StringValue | PlaceholderValue | { kind: 'expansion' }>, item: DetectionItem, compiler: ItemCompiler): ScalarTest {
   switch (value.kind) {
     case 'number': {
-      const n = value.value;
-      return (raw) => (typeof raw === 'number' ? raw === n : toNumber(raw) === n);
+      // Decimal text, digit for digit: see number-text.ts.
+      const text = value.text;
+      return (raw) => {
+        if (typeof raw === 'string') return raw === text;
+        if (typeof raw === 'number') return numberText(raw) === text;
+        return typeof raw === 'bigint' && raw.toString() === text;
+      };
     }
     case 'boolean': {
       const b = value.value;
@@ -114,7 +115,7 @@ function compileNonString(value: Exclude<SigmaValue, StringValue | PlaceholderVa
       return compileCidr(value);
     case 'compare': {
       const c: CompareValue = value;
-      return (raw) => compareOp(c.op, toNumber(raw), c.value);
+      return (raw) => compareOp(c.op, comparableNumber(raw), c.value);
     }
     case 'exists':
       // Presence is decided before scalar tests run (see compileFieldItem).

@@ -15,6 +15,23 @@ const stringRaws = (item: DetectionItem) => item.raw.filter((r): r is typeof r &
 
 export const detectionValidators: Validator[] = [
   {
+    name: 'identifier_with_pipe',
+    run: ({ document: d }) => {
+      if (!withDetection(d)) return [];
+      return [...d.detection.identifiers.values()]
+        .filter((i) => i.name.includes('|'))
+        .map((i) =>
+          finding(
+            'identifier_with_pipe',
+            'warning',
+            `search identifier '${i.name}' contains '|': it is part of the name, not a modifier of the values below, and a condition can reach it only through an 'x of' pattern`,
+            i.pos,
+            d.source,
+          ),
+        );
+    },
+  },
+  {
     name: 'dangling_detection',
     run: ({ document: d }) => {
       if (!withDetection(d) || d.detection.conditions.length === 0) return [];
@@ -107,6 +124,18 @@ export const detectionValidators: Validator[] = [
           if (isRe) continue;
           if (/(^|[^\\])\*\*/.test(r.value)) out.push(finding('double_wildcard', 'info', `'**' in '${r.value}'`, r.pos, d.source));
           if (/\\[*?]/.test(r.value.replace(/\\\\/g, ''))) out.push(finding('escaped_wildcard', 'info', `escaped wildcard in '${r.value}'`, r.pos, d.source));
+          // YAML 1.1 (pySigma's reader) takes a plain 010 for the octal number 8; detflow keeps the text.
+          if (!r.quoted && /^[-+]?0[0-7]+$/.test(r.value)) {
+            out.push(
+              finding(
+                'octal_looking_number',
+                'info',
+                `'${r.value}' is matched as the text '${r.value}'; pySigma reads it as the octal number ${parseInt(r.value, 8)}: quote it to make the intent explicit`,
+                r.pos,
+                d.source,
+              ),
+            );
+          }
           if (r.quoted && /^-?\d+$/.test(r.value) && item.modifiers.length === 0) {
             out.push(finding('number_as_string', 'info', `number written as a string: '${r.value}'`, r.pos, d.source));
           }
@@ -118,9 +147,14 @@ export const detectionValidators: Validator[] = [
             }
           }
         }
+        // Under these modifiers 'Ab' and 'aB' are different values (base64 of different bytes, a
+        // case-sensitive pattern or comparison): only an exact repeat is a duplicate.
+        const mods = new Set(item.modifiers);
+        const caseSensitive =
+          mods.has('cased') || mods.has('base64') || mods.has('base64offset') || mods.has('fieldref') || (mods.has('re') && !mods.has('i') && !mods.has('ignorecase'));
         const seen = new Set<string>();
         for (const r of item.raw) {
-          const key = typeof r.value === 'string' ? r.value.toLowerCase() : String(r.value);
+          const key = typeof r.value === 'string' ? (caseSensitive ? r.value : r.value.toLowerCase()) : String(r.value);
           if (seen.has(key)) out.push(finding('sigmahq_field_duplicate_value', 'warning', `value '${String(r.value)}' is listed twice`, r.pos, d.source));
           seen.add(key);
         }

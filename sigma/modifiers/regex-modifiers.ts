@@ -1,4 +1,4 @@
-import { extractInlineFlags, toJsRegExp } from '../regex';
+import { RegexTranslationError, extractInlineFlags, toJsRegExp } from '../regex';
 import type { ModifierContext, WorkValue } from './types';
 import { fail } from './work-values';
 
@@ -11,7 +11,9 @@ export function regexValue(value: WorkValue, ctx: ModifierContext): WorkValue {
   try {
     toJsRegExp(pattern, { ignoreCase: false, multiline: false, dotAll: false });
   } catch (e) {
-    fail(ctx, `invalid regular expression: ${(e as Error).message}`, 'regex-invalid');
+    // A construct the evaluator cannot carry over is refused by each consumer (evaluator, backends)
+    // naming it; the rule itself stays valid Sigma.
+    if (!(e instanceof RegexTranslationError)) fail(ctx, `invalid regular expression: ${(e as Error).message}`, 'regex-invalid');
   }
   return {
     kind: 'regex',

@@ -1,5 +1,6 @@
 import { SigmaError } from '../errors';
 import type { SigmaValue, StringValue } from '../model';
+import { numberText } from '../number-text';
 import { normaliseParts, parseSigmaString, type StringPart } from '../string';
 import type { ModifierContext, RawScalar, WorkValue } from './types';
 
@@ -18,7 +19,7 @@ function scalarToString(value: RawScalar): string | undefined {
 /** The conversion applied to a value no modifier consumed raw. */
 export function rawToValue(value: RawScalar): SigmaValue {
   if (value === null) return { kind: 'null' };
-  if (typeof value === 'number') return { kind: 'number', value };
+  if (typeof value === 'number') return { kind: 'number', value, text: numberText(value) };
   if (typeof value === 'boolean') return { kind: 'boolean', value };
   return { kind: 'string', parts: normaliseParts(parseSigmaString(value)), cased: false, binary: false };
 }
@@ -31,7 +32,7 @@ export function asString(value: WorkValue, ctx: ModifierContext): StringValue {
   }
   if (value.kind === 'string') return value;
   if (value.kind === 'number' || value.kind === 'boolean') {
-    return { kind: 'string', parts: [String(value.value)], cased: false, binary: false };
+    return { kind: 'string', parts: [value.kind === 'number' ? value.text : String(value.value)], cased: false, binary: false };
   }
   return fail(ctx, `expects a string value, got ${value.kind}`);
 }

@@ -2,6 +2,7 @@ import { parseCondition } from '../condition';
 import { SigmaError, type SourcePosition } from '../errors';
 import type { Detection, DetectionItem, DetectionNode, ParsedCondition, RawValue, SearchIdentifier } from '../model';
 import { applyModifiers } from '../modifiers';
+import { writtenNumberText } from '../number-text';
 import { isQuoted, type YMap, type YNode, type YScalar } from '../yamltree';
 import type { DocumentContext } from './document-context';
 import { isMap, isNull, isScalar, isSeq, mapEntries, type Pair } from './yaml-nodes';
@@ -9,6 +10,12 @@ import { isMap, isNull, isScalar, isSeq, mapEntries, type Pair } from './yaml-no
 /** The `detection` block of rules and filters: search identifiers, their items, and conditions. */
 
 const IDENTIFIER_RE = /^[A-Za-z0-9_-]+$/;
+/**
+ * A SigmaHQ rule names an identifier `select_tree_execution|endswith` (pySigma takes any name): a
+ * `|` is accepted, as part of the name, and lint warns (identifier_with_pipe). Such an identifier
+ * can only be reached through `x of` patterns, since `|` in a condition is the legacy pipe.
+ */
+const LENIENT_IDENTIFIER_RE = /^[A-Za-z0-9_|-]+$/;
 
 /** A plain integer written with leading zeros, e.g. `00000429` (a keyboard layout id). */
 const LEADING_ZERO_INT = /^[-+]?0[0-9]+(?=[\s,\]}#]|$)/;
@@ -18,8 +25,10 @@ function scalarRaw(ctx: DocumentContext, node: YScalar): RawValue {
   // pySigma's YAML 1.1 loader keeps such a value as the string it is, which is what rule authors
   // mean (registry data, locale ids); the text as written is used instead of the number.
   if (node.style === 'plain' && typeof node.value === 'number') {
-    const written = LEADING_ZERO_INT.exec(ctx.text.slice(node.offset, node.offset + 64));
+    const source = ctx.text.slice(node.offset, node.offset + 400);
+    const written = LEADING_ZERO_INT.exec(source);
     if (written) return { value: written[0], quoted: false, pos: ctx.pos(node) };
+    return { value: node.value, numberText: writtenNumberText(source, node.value), quoted: false, pos: ctx.pos(node) };
   }
   return { value: node.value, quoted: isQuoted(node), pos: ctx.pos(node) };
 }
@@ -65,7 +74,12 @@ function buildItem(ctx: DocumentContext, key: string | null, raw: RawValue[], po
   if (field === null && modified.values.some((v) => v.kind === 'null')) {
     throw new SigmaError('detection-value-invalid', 'a keyword search cannot be null', pos, ctx.source);
   }
-  return { field, modifiers, linking: modified.linking, negated: modified.negated, values: modified.values, raw, pos };
+  // A number beyond 2^53 was rounded by the YAML reader; its text as written is what it matches.
+  const values = modified.values.map((v, i) => {
+    const text = raw[i]?.numberText;
+    return v.kind === 'number' && text !== undefined && text !== v.text ? { ...v, text } : v;
+  });
+  return { field, modifiers, linking: modified.linking, negated: modified.negated, values, raw, pos };
 }
 
 function parseSearchMap(ctx: DocumentContext, node: YMap, name: string): DetectionNode {
@@ -151,7 +165,8 @@ export function parseDetection(ctx: DocumentContext, pair: Pair | undefined, roo
     }
     if (exclude.has(key)) continue;
     const at = ctx.pos(p);
-    if (!IDENTIFIER_RE.test(key)) ctx.error('identifier-invalid', `search identifier '${key}' may only contain [A-Za-z0-9_-]`, at);
+    if (!IDENTIFIER_RE.test(key) && !LENIENT_IDENTIFIER_RE.test(key))
+      ctx.error('identifier-invalid', `search identifier '${key}' may only contain [A-Za-z0-9_-] (and, with a lint warning, |)`, at);
     const searchNode = parseSearch(ctx, p.value, key, at);
     if (searchNode) identifiers.set(key, { name: key, node: searchNode, pos: at });
   }
