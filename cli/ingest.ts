@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, type ApiClient } from './api-client';
 import { EXIT, UsageError, type Io } from './io';
+import type * as DuckDb from '@duckdb/node-api';
 
 export type IngestOptions = {
   target: string;
@@ -60,7 +61,7 @@ function warningText(w: Warning): string {
  * DuckDB is an optional peer of the packaged CLI (its native library is larger than the rest of the
  * CLI together), so the bundle leaves it out: installed next to `detflow`, Parquet works.
  */
-async function loadDuckDb(): Promise<typeof import('@duckdb/node-api')> {
+async function loadDuckDb(): Promise<typeof DuckDb> {
   try {
     return await import('@duckdb/node-api');
   } catch (err) {
