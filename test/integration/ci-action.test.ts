@@ -77,7 +77,10 @@ describe('the detflow GitHub Action', () => {
 
   it('fails at the lint step on a broken rule, and runs nothing after it', async () => {
     const rule = fs.readFileSync(path.join(EXAMPLES, 'schtasks_temp_payload.yml'), 'utf8');
-    fs.writeFileSync(path.join(workspace, 'rules/broken.yml'), rule.replace(/condition: .*/, 'condition: selection and missing').replace(/^id: .*/m, 'id: 5b1c2a7e-93d5-4b8e-a0c6-2d7e5b9f8a32'));
+    fs.writeFileSync(
+      path.join(workspace, 'rules/broken.yml'),
+      rule.replace(/condition: .*/, 'condition: selection and missing').replace(/^id: .*/m, 'id: 5b1c2a7e-93d5-4b8e-a0c6-2d7e5b9f8a32'),
+    );
     try {
       const result = await run({ token: svc.token, test: 'true' });
       expect(result.steps.filter((s) => s.ran).map((s) => [s.id, s.code])).toEqual([

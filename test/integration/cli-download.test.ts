@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestService, type TestService } from '../support/harness';
+import { cliTarball } from '../../api/cli-package/cli-tarball';
 
 // A CI job installs the CLI that matches the service it talks to, from the service itself, before it
 // has a token: `npm install -g "$DETFLOW_URL/cli/detflow.tgz"`.
@@ -41,6 +42,10 @@ describe('GET /cli/detflow.tgz', () => {
     const file = path.join(dir, 'downloaded.tgz');
     fs.writeFileSync(file, bodies[0]!);
     expect(JSON.parse(execFileSync('tar', ['xzOf', file, 'package/package.json'], { encoding: 'utf8' }))).toMatchObject({ name: 'detflow', version });
+
+    // Built once per process: later requests get the same tarball without building again.
+    expect(cliTarball()).toBe(cliTarball());
+    expect((await cliTarball()).bytes.equals(bodies[0]!)).toBe(true);
 
     const again = await fetch(`${svc.url}/cli/detflow.tgz`, { headers: { 'If-None-Match': etag } });
     expect([again.status, again.headers.get('etag'), (await again.arrayBuffer()).byteLength]).toEqual([304, etag, 0]);

@@ -17,7 +17,12 @@ export type CompositeAction = {
   runs: { using: string; steps: ActionStep[] };
 };
 
-export type Contexts = { inputs: Record<string, string>; github: Record<string, unknown>; env: Record<string, string>; steps: Record<string, { outputs: Record<string, string> }> };
+export type Contexts = {
+  inputs: Record<string, string>;
+  github: Record<string, unknown>;
+  env: Record<string, string>;
+  steps: Record<string, { outputs: Record<string, string> }>;
+};
 
 function lookup(ref: string, ctx: Contexts): string {
   if (!/^[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*$/.test(ref)) throw new Error(`unsupported expression: ${ref}`);

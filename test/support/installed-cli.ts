@@ -30,7 +30,11 @@ function filesUnder(entry: string): string[] {
 function sourcesHash(): string {
   // The checkout too: its node_modules is linked into the install (see below).
   const hash = crypto.createHash('sha256').update(root);
-  for (const file of SOURCES.flatMap(filesUnder)) hash.update(`${file}\0`).update(fs.readFileSync(path.join(root, file))).update('\0');
+  for (const file of SOURCES.flatMap(filesUnder))
+    hash
+      .update(`${file}\0`)
+      .update(fs.readFileSync(path.join(root, file)))
+      .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -45,7 +49,10 @@ function run(file: string, args: string[], cwd: string): void {
 export function packAndInstall(dir: string): string {
   fs.mkdirSync(dir, { recursive: true });
   run(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'cli/package/pack.ts'), dir], root);
-  const tarball = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+  const tarball = path.join(
+    dir,
+    fs.readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
+  );
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', '--prefix', dir, tarball], dir);
   return tarball;
 }

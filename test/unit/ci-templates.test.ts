@@ -25,7 +25,11 @@ describe('the GitHub Action (action.yml)', () => {
     for (const [name, input] of Object.entries(action.inputs)) expect([name, typeof input.description, input.description.length > 10]).toEqual([name, 'string', true]);
     for (const [name, output] of Object.entries(action.outputs)) expect([name, typeof output.description]).toEqual([name, 'string']);
     // Only url is required: a pipeline that lints needs nothing else.
-    expect(Object.entries(action.inputs).filter(([, i]) => i.required).map(([n]) => n)).toEqual(['url']);
+    expect(
+      Object.entries(action.inputs)
+        .filter(([, i]) => i.required)
+        .map(([n]) => n),
+    ).toEqual(['url']);
     expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(['lint', 'test', 'replay', 'deploy', 'wait']));
   });
 
@@ -58,7 +62,14 @@ describe('the GitHub Action (action.yml)', () => {
     expect(steps[0]!.run).toContain('npm install -g --no-audit --no-fund "${DETFLOW_URL%/}/cli/detflow.tgz"');
     expect(steps[0]!.if).toBeUndefined();
     for (const step of steps.slice(1)) expect([step.id ?? step.name, /\binputs\.[\w-]+\s*[!=]=/.test(step.if ?? '')]).toEqual([step.id ?? step.name, true]);
-    const command = (id: string) => /detflow (\w+)/.exec(steps.find((s) => s.id === id)!.run!.split('\n').filter((l) => l.includes('detflow ')).at(-1)!)![1];
+    const command = (id: string) =>
+      /detflow (\w+)/.exec(
+        steps
+          .find((s) => s.id === id)!
+          .run!.split('\n')
+          .filter((l) => l.includes('detflow '))
+          .at(-1)!,
+      )![1];
     expect(['lint', 'test', 'replay', 'deploy'].map(command)).toEqual(['lint', 'test', 'replay', 'deploy']);
   });
 });

@@ -13,13 +13,7 @@ function detflowCommands(lines: string[]): string[][] {
   return lines
     .flatMap((l) => l.split('\n'))
     .filter((l) => /^\s*detflow /.test(l))
-    .map((l) =>
-      l
-        .trim()
-        .slice('detflow '.length)
-        .replace(/"/g, '')
-        .split(/\s+/),
-    );
+    .map((l) => l.trim().slice('detflow '.length).replace(/"/g, '').split(/\s+/));
 }
 
 /** The examples are documentation people copy: they must only use commands and flags the CLI has. */
