@@ -51,12 +51,14 @@ describe('the detflow GitHub Action', () => {
 
   it('installs the CLI from the service, lints and tests the rules, and reports where', async () => {
     expect(fs.existsSync(path.join(prefix, 'bin/detflow'))).toBe(false);
-    const result = await run({ token: svc.token, test: 'true' });
+    // Deploying without waiting: a reviewer's decision is not part of this test.
+    const result = await run({ token: svc.token, test: 'true', deploy: 'rules/schtasks_temp_payload.yml', wait: 'false' });
     const ran = result.steps.filter((s) => s.ran);
     expect(ran.map((s) => [s.id, s.code, s.code === 0 ? '' : s.stdout + s.stderr])).toEqual([
       ['install', 0, ''],
       ['lint', 0, ''],
       ['test', 0, ''],
+      ['deploy', 0, ''],
     ]);
     expect(result.failed).toBe(false);
     expect(ran[0]!.stdout).toContain(`detflow ${version} from ${svc.url}`);
@@ -66,13 +68,20 @@ describe('the detflow GitHub Action', () => {
     const served = path.join(dir, 'served.tgz');
     fs.writeFileSync(served, Buffer.from(await (await fetch(`${svc.url}/cli/detflow.tgz`)).arrayBuffer()));
     expect(execFileSync('tar', ['xzOf', served, 'package/bin/detflow.js']).equals(fs.readFileSync(path.join(installed, 'bin/detflow.js')))).toBe(true);
-    expect(result.outputs).toMatchObject({ 'cli-version': version, 'lint-report': 'detflow-reports/lint.xml', 'test-report': 'detflow-reports/test.xml' });
+    expect(result.outputs).toEqual({
+      'cli-version': version,
+      'lint-report': 'detflow-reports/lint.xml',
+      'test-report': 'detflow-reports/test.xml',
+      'replay-summary': '',
+      'deploy-exit-code': '0',
+    });
+    expect(ran[3]!.stdout).toContain('schtasks_temp_payload');
     const lint = fs.readFileSync(path.join(workspace, result.outputs['lint-report']!), 'utf8');
     expect(lint).toContain('schtasks_temp_payload.yml');
     expect(lint).toMatch(/<testsuites [^>]*failures="0"/);
     expect(fs.readFileSync(path.join(workspace, result.outputs['test-report']!), 'utf8')).toMatch(/<testcase /);
     // The steps switched off did not run.
-    expect(result.steps.filter((s) => !s.ran).map((s) => s.id ?? s.name)).toEqual(['replay', 'Comment the replay summary on the pull request', 'deploy']);
+    expect(result.steps.filter((s) => !s.ran).map((s) => s.id ?? s.name)).toEqual(['replay', 'Comment the replay summary on the pull request']);
   });
 
   it('fails at the lint step on a broken rule, and runs nothing after it', async () => {
@@ -92,5 +101,14 @@ describe('the detflow GitHub Action', () => {
     } finally {
       fs.rmSync(path.join(workspace, 'rules/broken.yml'));
     }
+  });
+
+  it('reports the exit code of a deploy the service refuses, and fails', async () => {
+    const result = await run({ token: svc.token, lint: 'false', deploy: 'rules/schtasks_temp_payload.yml', target: 'no-such-target', wait: 'false' });
+    expect(result.steps.filter((s) => s.ran).map((s) => [s.id, s.code])).toEqual([
+      ['install', 0],
+      ['deploy', 2],
+    ]);
+    expect([result.failed, result.outputs['deploy-exit-code']]).toEqual([true, '2']);
   });
 });
