@@ -35,6 +35,7 @@ import { dashboardRoutes } from './health/dashboard.routes';
 import { ruleHealthRoutes } from './health/rule-health.routes';
 import { httpMetrics, metricsEndpoint, metricsRoute } from './metrics/metrics';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { CLI_TARBALL_PATH, serveCliTarball } from './cli-package/cli-tarball';
 
 export const API_BASE = '/api/v1';
 
@@ -111,6 +112,9 @@ export function buildApp(given: ApiDeps): App {
       ready(req, res);
     });
   }
+
+  // The CLI that matches this service, for CI jobs to install (no token: it holds no secret).
+  app.get(CLI_TARBALL_PATH, serveCliTarball);
 
   const api = express.Router();
   api.use(auditRequests(auditWriter));

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, type ApiClient } from './api-client';
 import { EXIT, UsageError, type Io } from './io';
+import type * as DuckDb from '@duckdb/node-api';
 
 export type IngestOptions = {
   target: string;
@@ -56,13 +57,26 @@ function warningText(w: Warning): string {
   return `${w.events} ${w.events === 1 ? 'event was' : 'events were'} stored with no logsource (no product, category or service), so no rule with a logsource will ever match ${w.events === 1 ? 'it' : 'them'}. Name their logsource with --product and --category (or --service).`;
 }
 
+/**
+ * DuckDB is an optional peer of the packaged CLI (its native library is larger than the rest of the
+ * CLI together), so the bundle leaves it out: installed next to `detflow`, Parquet works.
+ */
+async function loadDuckDb(): Promise<typeof DuckDb> {
+  try {
+    return await import('@duckdb/node-api');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' && (err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new UsageError('Reading Parquet needs the optional package @duckdb/node-api next to detflow: npm install -g @duckdb/node-api');
+  }
+}
+
 /** The events of a file as JSON text lines, with the line (or array element, or row) each came from. */
 async function eventLines(file: string): Promise<string[]> {
   const ext = path.extname(file).toLowerCase();
   if (ext === '.parquet') {
     // DuckDB reads Parquet natively; each row becomes one JSON object. Loaded only for Parquet, so
     // every other command starts without its native library.
-    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const { DuckDBInstance } = await loadDuckDb();
     const instance = await DuckDBInstance.create(':memory:');
     const con = await instance.connect();
     try {

@@ -17,6 +17,7 @@ import { ruleFiles } from './rule-files';
 import { syncCommand, type SyncOptions } from './sync';
 import { TEST_FORMATS, testFailed, testReport } from './test-report';
 import { Deadline, wholeNumber } from './wait';
+import { CLI_VERSION } from './version';
 
 const TARGET_KINDS = ['local', 'splunk', 'elastic', 'sentinel'] as const;
 
@@ -51,6 +52,9 @@ function ruleFilesOf(paths: string[]): string[] {
 export function buildProgram(io: Io, setCode: (code: number) => void): Command {
   const program = new Command('detflow')
     .description('Detection rules as code: lint, test and deploy Sigma rules through detflow')
+    // Only before a command: `deploy --version <n>` names a rule version.
+    .version(CLI_VERSION, '-V, --version', 'print the version of detflow')
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
 

@@ -3,9 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestService, type TestService } from './harness';
-
-/** The `detflow` command as it is installed. */
-export const CLI_BIN = path.join(__dirname, '../../cli/bin.js');
+import { installedCliBin } from './installed-cli';
 
 export type CliEnv = Record<string, string | undefined>;
 
@@ -40,7 +38,8 @@ export type RunningCli = {
  * while the command waits for it.
  */
 export function startCli(args: string[], { env, cwd, timeoutMs = 60_000 }: CliOptions): RunningCli {
-  const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  // The command installed from its tarball, as a CI job installs it, not the source tree.
+  const child = spawn(process.execPath, [installedCliBin(), ...args], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
   let stdout = '';
   let stderr = '';
   let combined = '';

@@ -1,21 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { buildProgram } from '../../cli/main';
+import type { CompositeAction } from '../support/github-action';
 
 const root = path.join(__dirname, '../..');
-const read = (file: string) => parse(fs.readFileSync(path.join(root, file), 'utf8')) as Record<string, any>;
+const readText = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
+const read = (file: string) => parse(readText(file)) as Record<string, any>;
 
-/** Every `npx detflow …` command line of a CI file, split into words (quotes removed). */
+/** Every `detflow …` command line of a CI file, split into words (quotes removed). */
 function detflowCommands(lines: string[]): string[][] {
   return lines
-    .filter((l) => l.includes('npx detflow '))
-    .map((l) =>
-      l
-        .slice(l.indexOf('npx detflow ') + 'npx detflow '.length)
-        .replace(/"/g, '')
-        .split(/\s+/),
-    );
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => /^\s*detflow /.test(l))
+    .map((l) => l.trim().slice('detflow '.length).replace(/"/g, '').split(/\s+/));
 }
 
 /** The examples are documentation people copy: they must only use commands and flags the CLI has. */
@@ -27,72 +25,60 @@ function expectKnownToCli(words: string[]) {
   for (const flag of words.filter((w) => w.startsWith('--'))) expect([words[0], flag, known.has(flag)]).toEqual([words[0], flag, true]);
 }
 
-/** The value after `--output`: the report file the CI system must pick up. */
-const outputOf = (words: string[]) => words[words.indexOf('--output') + 1];
-
-/** The deploy step both examples run on the default branch: one rule, through a reviewer, waiting until it is live. */
-const DEPLOY_AND_WAIT = ['deploy', '$RULES_DIR/schtasks_temp_payload.yml', '--target', 'local', '--approval', '--budget', '50', '--wait'];
-
-/** How long `deploy --wait` waits by default: a CI job must allow longer, or it is killed before the CLI can say why it stopped. */
-function defaultWaitSeconds(): number {
-  const program = buildProgram({ out: () => undefined, err: () => undefined, env: {} }, () => undefined);
-  const timeout = program.commands.find((c) => c.name() === 'deploy')!.options.find((o) => o.long === '--timeout')!;
-  return timeout.defaultValue as number;
-}
-
-/** The rule file a deploy command names, as a path in this repository. */
-const deployedFile = (words: string[], rulesDir: string) => path.join(root, words[1]!.replace('$RULES_DIR', rulesDir));
+const action = read('action.yml') as CompositeAction;
+const component = parseAllDocuments(readText('templates/detflow.yml')).map((d) => d.toJS() as Record<string, any>);
+const componentInputs = component[0]!.spec.inputs as Record<string, { default: unknown }>;
 
 describe('CI examples', () => {
-  it('GitHub Actions: lints offline, tests against the service, publishes both JUnit reports, pushes and deploys from the default branch', () => {
+  it('GitHub Actions: every job installs the CLI with the detflow action, which lints, tests, replays and deploys', () => {
     const wf = read('examples/github-actions.yml');
     const steps = (job: string) => wf.jobs[job].steps as Array<Record<string, any>>;
-    const runs = (job: string) => detflowCommands(steps(job).flatMap((s) => (typeof s.run === 'string' ? [s.run] : [])));
-    const reports = (job: string) =>
-      steps(job)
-        .filter((s) => s.uses?.startsWith('mikepenz/action-junit-report@'))
-        .map((s) => s.with.report_paths);
-
-    const [lint] = runs('lint');
-    expect(lint!.slice(0, 2)).toEqual(['lint', '--offline']);
-    expect(reports('lint')).toEqual([outputOf(lint!)]);
-    const [test] = runs('test');
-    expect(test![0]).toBe('test');
-    expect(reports('test')).toEqual([outputOf(test!)]);
-    expect(wf.jobs.test.env).toEqual({ DETFLOW_URL: '${{ vars.DETFLOW_URL }}', DETFLOW_TOKEN: '${{ secrets.DETFLOW_TOKEN }}' });
-    expect(runs('publish')).toEqual([['push', '$RULES_DIR']]);
-    expect(wf.jobs.publish.needs).toBe('test');
+    const actionStep = (job: string) => steps(job).find((s) => /\/detflow@/.test(s.uses ?? ''))!;
+    for (const job of Object.keys(wf.jobs)) {
+      const uses = actionStep(job);
+      expect([job, uses?.with?.url]).toEqual([job, '${{ vars.DETFLOW_URL }}']);
+      for (const input of Object.keys(uses.with)) expect([job, input, input in action.inputs]).toEqual([job, input, true]);
+      // The CLI is on the PATH only after the action: every command comes after it.
+      const first = steps(job).indexOf(uses);
+      for (const [i, s] of steps(job).entries()) if (typeof s.run === 'string' && /^\s*detflow /m.test(s.run)) expect(i).toBeGreaterThan(first);
+      for (const words of detflowCommands(steps(job).flatMap((s) => (typeof s.run === 'string' ? [s.run] : [])))) expectKnownToCli(words);
+    }
+    const check = actionStep('check').with;
+    expect(check).toMatchObject({ token: '${{ secrets.DETFLOW_TOKEN }}', rules: '${{ env.RULES_DIR }}', test: true, replay: "${{ github.event_name == 'pull_request' }}" });
+    // The SARIF report the action writes goes to code scanning, which annotates the pull request.
+    const upload = steps('check').find((s) => s.uses?.startsWith('github/codeql-action/upload-sarif@'))!;
+    expect(upload.with.sarif_file).toBe(`\${{ steps.${actionStep('check').id}.outputs.lint-report }}`);
+    expect(action.inputs['lint-format']!.default).toBe('sarif');
+    expect(wf.permissions['security-events']).toBe('write');
+    expect(detflowCommands(steps('publish').map((s) => s.run ?? ''))).toEqual([['push', '$RULES_DIR']]);
     // Deploying goes after publishing, and only from the default branch, as publishing does.
-    expect(runs('deploy')).toEqual([DEPLOY_AND_WAIT]);
     expect(wf.jobs.deploy.needs).toBe('publish');
     expect(wf.jobs.deploy.if).toBe(wf.jobs.publish.if);
-    expect(wf.jobs.deploy.env).toEqual(wf.jobs.test.env);
-    expect(wf.jobs.deploy['timeout-minutes'] * 60).toBeGreaterThan(defaultWaitSeconds());
-    expect(fs.existsSync(deployedFile(runs('deploy')[0]!, wf.env.RULES_DIR))).toBe(true);
-    for (const job of ['lint', 'test', 'publish', 'deploy']) for (const words of runs(job)) expectKnownToCli(words);
+    const deploy = actionStep('deploy').with;
+    expect(fs.existsSync(path.join(root, deploy.deploy.replace('${{ env.RULES_DIR }}', wf.env.RULES_DIR)))).toBe(true);
+    expectKnownToCli(['deploy', ...deploy['deploy-args'].split(' ')]);
+    expect(wf.jobs.deploy['timeout-minutes'] * 60).toBeGreaterThan(Number(action.inputs['wait-timeout']!.default));
     expect(fs.existsSync(path.join(root, wf.env.RULES_DIR))).toBe(true);
   });
 
-  it('GitLab CI: the same stages, with artifacts:reports:junit naming the files the CLI writes, and the deploy stage', () => {
+  it('GitLab CI: includes the detflow component, whose jobs the plan and publish jobs extend', () => {
     const ci = read('examples/gitlab-ci.yml');
-    expect(ci.stages).toEqual(['lint', 'test', 'publish', 'deploy']);
-    for (const job of ['lint', 'test']) {
-      const [words] = detflowCommands(ci[job].script);
-      expect(words![0]).toBe(job);
-      expect(ci[job].artifacts).toEqual({ when: 'always', reports: { junit: outputOf(words!) } });
-      expectKnownToCli(words!);
+    const [include] = ci.include as Array<{ component: string; inputs: Record<string, any> }>;
+    expect(include!.component).toMatch(/^\$CI_SERVER_FQDN\/[\w/-]+\/detflow@[\w.-]+$/);
+    for (const input of Object.keys(include!.inputs)) expect([input, input in componentInputs]).toEqual([input, true]);
+    // The stages the component's jobs run in exist in the pipeline.
+    expect(ci.stages).toEqual(expect.arrayContaining([componentInputs.stage!.default, componentInputs['deploy-stage']!.default, 'publish']));
+    expect(fs.existsSync(path.join(root, include!.inputs.rules))).toBe(true);
+    expect(fs.existsSync(path.join(root, include!.inputs.deploy))).toBe(true);
+    expectKnownToCli(['deploy', ...include!.inputs['deploy-args'].split(' ')]);
+    // GitLab's default job timeout is 60 minutes; the deploy job's must outlast the CLI's wait (NaN otherwise, which fails).
+    expect(Number(/^(\d+)m$/.exec(include!.inputs['deploy-timeout'])?.[1] ?? NaN) * 60).toBeGreaterThan(Number(componentInputs['wait-timeout']!.default));
+    for (const job of ['plan', 'publish']) {
+      expect(ci[job].extends).toBe('.detflow-cli');
+      for (const words of detflowCommands(ci[job].script)) expectKnownToCli(words);
     }
-    expect(detflowCommands(ci.lint.script)[0]).toContain('--offline');
-    expect(detflowCommands(ci.publish.script)).toEqual([['push', '$RULES_DIR']]);
+    expect(detflowCommands(ci.publish.script)).toEqual([['push', '$DETFLOW_RULES']]);
     expect(ci.publish.rules).toEqual([{ if: '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH' }]);
-    expect(detflowCommands(ci.deploy.script)).toEqual([DEPLOY_AND_WAIT]);
-    expectKnownToCli(DEPLOY_AND_WAIT);
-    expect(ci.deploy.rules).toEqual(ci.publish.rules);
-    expect(ci.deploy.stage).toBe('deploy');
-    // GitLab's default job timeout is 60 minutes; the example states its own in minutes (NaN otherwise, which fails).
-    expect(Number(/^(\d+)m$/.exec(ci.deploy.timeout)?.[1] ?? NaN) * 60).toBeGreaterThan(defaultWaitSeconds());
-    expect(fs.existsSync(deployedFile(DEPLOY_AND_WAIT, ci.variables.RULES_DIR))).toBe(true);
-    expect(fs.existsSync(path.join(root, ci.variables.RULES_DIR))).toBe(true);
   });
 
   it('gives every example rule a fixtures directory, as `detflow test <dir>` expects', () => {
