@@ -42,22 +42,22 @@ describe('the detflow GitHub Action', () => {
 
   const run = (inputs: Record<string, string>) =>
     runCompositeAction(action, {
-      // Markdown summaries and SARIF come with `lint/test --format markdown|sarif`; JUnit shows the steps meanwhile.
-      inputs: { url: svc.url, rules: 'rules', 'lint-format': 'junit', 'job-summary': 'false', ...inputs },
+      inputs: { url: svc.url, rules: 'rules', ...inputs },
       env,
       workspace,
       scratch: dir,
     });
 
-  it('installs the CLI from the service, lints and tests the rules, and reports where', async () => {
+  it('installs the CLI from the service, lints (SARIF), tests and replays the rules, and summarizes them in the job summary', async () => {
     expect(fs.existsSync(path.join(prefix, 'bin/detflow'))).toBe(false);
     // Deploying without waiting: a reviewer's decision is not part of this test.
-    const result = await run({ token: svc.token, test: 'true', deploy: 'rules/schtasks_temp_payload.yml', wait: 'false' });
+    const result = await run({ token: svc.token, test: 'true', replay: 'true', deploy: 'rules/schtasks_temp_payload.yml', wait: 'false' });
     const ran = result.steps.filter((s) => s.ran);
     expect(ran.map((s) => [s.id, s.code, s.code === 0 ? '' : s.stdout + s.stderr])).toEqual([
       ['install', 0, ''],
       ['lint', 0, ''],
       ['test', 0, ''],
+      ['replay', 0, ''],
       ['deploy', 0, ''],
     ]);
     expect(result.failed).toBe(false);
@@ -70,18 +70,25 @@ describe('the detflow GitHub Action', () => {
     expect(execFileSync('tar', ['xzOf', served, 'package/bin/detflow.js']).equals(fs.readFileSync(path.join(installed, 'bin/detflow.js')))).toBe(true);
     expect(result.outputs).toEqual({
       'cli-version': version,
-      'lint-report': 'detflow-reports/lint.xml',
+      'lint-report': 'detflow-reports/lint.sarif',
       'test-report': 'detflow-reports/test.xml',
-      'replay-summary': '',
+      'replay-summary': 'detflow-reports/replay.md',
       'deploy-exit-code': '0',
     });
-    expect(ran[3]!.stdout).toContain('schtasks_temp_payload');
-    const lint = fs.readFileSync(path.join(workspace, result.outputs['lint-report']!), 'utf8');
-    expect(lint).toContain('schtasks_temp_payload.yml');
-    expect(lint).toMatch(/<testsuites [^>]*failures="0"/);
+    expect(ran[4]!.stdout).toContain('schtasks_temp_payload');
+    // SARIF for code scanning, by default; the rule's file named relative to the workspace.
+    const sarif = JSON.parse(fs.readFileSync(path.join(workspace, result.outputs['lint-report']!), 'utf8'));
+    expect(sarif.version).toBe('2.1.0');
+    expect(sarif.runs[0].tool.driver.name).toBe('detflow');
     expect(fs.readFileSync(path.join(workspace, result.outputs['test-report']!), 'utf8')).toMatch(/<testcase /);
-    // The steps switched off did not run.
-    expect(result.steps.filter((s) => !s.ran).map((s) => s.id ?? s.name)).toEqual(['replay', 'Comment the replay summary on the pull request']);
+    // The replay's projection, in the file the PR comment posts and in the job summary with lint's and test's.
+    const replay = fs.readFileSync(path.join(workspace, result.outputs['replay-summary']!), 'utf8');
+    expect(replay).toMatch(/alerts\/day/i);
+    expect(replay).toContain('schtasks');
+    expect(result.summary).toContain(replay.trim());
+    expect(result.summary.split(/^#+ /m).length).toBeGreaterThanOrEqual(4);
+    // Not a pull request here: the comment step did not run.
+    expect(result.steps.filter((s) => !s.ran).map((s) => s.id ?? s.name)).toEqual(['Comment the replay summary on the pull request']);
   });
 
   it('fails at the lint step on a broken rule, and runs nothing after it', async () => {
@@ -91,7 +98,7 @@ describe('the detflow GitHub Action', () => {
       rule.replace(/condition: .*/, 'condition: selection and missing').replace(/^id: .*/m, 'id: 5b1c2a7e-93d5-4b8e-a0c6-2d7e5b9f8a32'),
     );
     try {
-      const result = await run({ token: svc.token, test: 'true' });
+      const result = await run({ token: svc.token, test: 'true', 'lint-format': 'junit', 'job-summary': 'false' });
       expect(result.steps.filter((s) => s.ran).map((s) => [s.id, s.code])).toEqual([
         ['install', 0],
         ['lint', 1],
