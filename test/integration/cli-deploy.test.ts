@@ -33,10 +33,10 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
   });
   afterAll(() => stopCliTestBed({ svc, dir }));
 
-  it('pushes a rule file and deploys it without approval: exit 0 once the rule is live', async () => {
+  it('pushes a rule file and deploys it with --no-approval: exit 0 once the rule is live', async () => {
     const id = 'c1000000-0000-4000-8000-000000000001';
     const file = write(id, 1);
-    const r = await cli(['deploy', file, '--target', 'local', '--wait'], requester, dir);
+    const r = await cli(['deploy', file, '--target', 'local', '--no-approval', '--wait'], requester, dir);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
@@ -48,10 +48,11 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect(await activeVersions(id)).toEqual([1]);
   });
 
-  it('waits for a reviewer: self-approval exits 2, the reviewer approves, the waiting deploy exits 0, a second decision exits 1', async () => {
+  it('waits for a reviewer by default: self-approval exits 2, the reviewer approves, the waiting deploy exits 0, a second decision exits 1', async () => {
     const id = 'c1000000-0000-4000-8000-000000000002';
     const file = write(id, 1);
-    const waiting = background(['deploy', file, '--target', 'local', '--approval', '--budget', '50', '--wait', '--timeout', '45'], requester, dir);
+    // No approval flag: a deploy asks for a reviewer's decision unless told --no-approval.
+    const waiting = background(['deploy', file, '--target', 'local', '--budget', '50', '--wait', '--timeout', '45'], requester, dir);
     const [, approvalId, link] = await waiting.output(/^approval  ([0-9a-f-]{36}) waits for a reviewer: (\S+)$/m);
     // The link is the service's address for the approval, so a reviewer can open it from the CI log.
     expect(link).toBe(`${svc.url}/api/v1/approvals/${approvalId}`);
@@ -72,6 +73,8 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
     expect(done.stdout).toContain(`deploy    ${id} v1 → local: pending_approval`);
+    // The wait went through the decision (the service holds the request while the approval is pending) and says so.
+    expect(done.stdout).toContain(`approved  ${approvalId} by ${reviewerKeyId}: deploying\n`);
     expect(done.stdout.trimEnd().split('\n').at(-1)).toBe(`active    ${id} v1 is live on local, approved by ${reviewerKeyId}: reviewed the diff`);
     expect(await activeVersions(id)).toEqual([1]);
     // The budget reached the service with the deployment.
@@ -124,8 +127,8 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
 
   it('rolls back to the version live before with exit 0, and takes a rule with no earlier version off the target', async () => {
     const id = 'c1000000-0000-4000-8000-000000000005';
-    expect((await cli(['deploy', write(id, 1), '--target', 'local', '--wait'], requester, dir)).code).toBe(0);
-    const second = await cli(['deploy', write(id, 2), '--target', 'local', '--wait', '--format', 'json'], requester, dir);
+    expect((await cli(['deploy', write(id, 1), '--target', 'local', '--no-approval', '--wait'], requester, dir)).code).toBe(0);
+    const second = await cli(['deploy', write(id, 2), '--target', 'local', '--no-approval', '--wait', '--format', 'json'], requester, dir);
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ live: true, pushed: { rule_id: id, version: 2, created: true }, deployment: { version: 2, status: 'active' } });
     expect(await activeVersions(id)).toEqual([2]);
@@ -139,7 +142,7 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
 
     // A rule deployed once has nothing to go back to: the rollback retires it.
     const once = 'c1000000-0000-4000-8000-000000000006';
-    expect((await cli(['deploy', write(once, 1), '--target', 'local', '--wait'], requester, dir)).code).toBe(0);
+    expect((await cli(['deploy', write(once, 1), '--target', 'local', '--no-approval', '--wait'], requester, dir)).code).toBe(0);
     const removed = await cli(['rollback', once, '--target', 'local', '--reason', 'false positives', '--wait', '--format', 'json'], requester, dir);
     expect(removed.code).toBe(0);
     expect(JSON.parse(removed.stdout)).toMatchObject({
