@@ -134,10 +134,14 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
     return EXIT.ok;
   }
 
-  deployment = await waitForApprovedDeployment(api, started.id, approvalId, deadline, async (d) => {
-    if (d.status !== 'deploying' || !approvalId) return;
-    const decided = await getApproval(api, approvalId);
-    progress(`approved  ${approvalId} by ${decided.decided_by ?? 'a reviewer'}: deploying\n`);
+  // Said as soon as the wait learns of it: an approved change still has its deployment ahead.
+  let approvedSaid = false;
+  deployment = await waitForApprovedDeployment(api, started.id, approvalId, deadline, async () => {
+    if (!approvalId || approvedSaid) return;
+    const now = await getApproval(api, approvalId);
+    if (now.status !== 'approved') return;
+    approvedSaid = true;
+    progress(`approved  ${approvalId} by ${now.decided_by ?? 'a reviewer'}${now.comment ? ` (${now.comment})` : ''}: deploying\n`);
   });
   const approval = approvalId ? await getApproval(api, approvalId) : undefined;
   const live = deployment.status === 'active';

@@ -87,20 +87,18 @@ export async function waitForDeployment(client: ApiClient, id: string, deadline:
 /**
  * Waits for a deployment through its approval and its run, until it is live or ended: the service
  * holds each request (`until=decided`) while the approval is pending and while it deploys.
- * `onChange` hears every status seen after the first, e.g. to say that a reviewer decided.
+ * `onAnswer` hears every answer, e.g. to say that a reviewer decided.
  */
 export async function waitForApprovedDeployment(
   client: ApiClient,
   deploymentId: string,
   approvalId: string | undefined,
   deadline: Deadline,
-  onChange: (d: DeploymentView) => Promise<void> | void = () => {},
+  onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
 ): Promise<DeploymentView> {
-  let last: string | undefined;
   for (;;) {
     const d = await getDeployment(client, deploymentId, deadline.pollSeconds, 'decided');
-    if (last !== undefined && d.status !== last) await onChange(d);
-    last = d.status;
+    await onAnswer(d);
     if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
     if (deadline.passed)
       throw new WaitTimeout(

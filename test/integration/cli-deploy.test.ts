@@ -74,7 +74,7 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect(done.code).toBe(0);
     expect(done.stdout).toContain(`deploy    ${id} v1 → local: pending_approval`);
     // The wait went through the decision (the service holds the request while the approval is pending) and says so.
-    expect(done.stdout).toContain(`approved  ${approvalId} by ${reviewerKeyId}: deploying\n`);
+    expect(done.stdout).toContain(`approved  ${approvalId} by ${reviewerKeyId} (reviewed the diff): deploying\n`);
     expect(done.stdout.trimEnd().split('\n').at(-1)).toBe(`active    ${id} v1 is live on local, approved by ${reviewerKeyId}: reviewed the diff`);
     expect(await activeVersions(id)).toEqual([1]);
     // The budget reached the service with the deployment.
@@ -84,6 +84,39 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     const again = await cli(['reject', approvalId!, '--comment', 'too late'], reviewer, dir);
     expect(again.code).toBe(1);
     expect(again.stdout).toBe(`not decided ${approvalId}: This approval is already approved\n`);
+  });
+
+  it('a re-run deploy job asks for no second approval, and a deploy of the live version changes nothing', async () => {
+    const id = 'c1000000-0000-4000-8000-000000000009';
+    const file = write(id, 1);
+    const first = await cli(['deploy', file, '--target', 'local'], requester, dir);
+    expect(first.code).toBe(0);
+    const [, approvalId] = /^approval {2}([0-9a-f-]{36}) waits for a reviewer/m.exec(first.stdout)!;
+
+    // The same job again (a retried pipeline): the same file, rule, version and target.
+    const again = await cli(['deploy', file, '--target', 'local'], requester, dir);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`unchanged ${file} → ${id} v1\n`);
+    expect(again.stdout).toContain(
+      `reuses    approval ${approvalId}: an equal change (same rule, version, target and budget) already waited for it; no second approval was requested\n`,
+    );
+    expect(again.stdout).toContain(`approval  ${approvalId} waits for a reviewer: ${svc.url}/api/v1/approvals/${approvalId}\n`);
+    expect((await svc.request('GET', `/api/v1/approvals?rule_id=${id}`)).body.items.map((a: { id: string }) => a.id)).toEqual([approvalId]);
+
+    expect((await cli(['approve', approvalId!], reviewer, dir)).code).toBe(0);
+    const [deployment] = (await svc.request('GET', `/api/v1/deployments?rule_id=${id}`)).body.items;
+    expect((await svc.request('GET', `/api/v1/deployments/${deployment.id}?wait=30`)).body.status).toBe('active');
+
+    // Once live, the job has nothing to do: exit 0, no approval, no run.
+    const live = await cli(['deploy', file, '--target', 'local', '--wait', '--timeout', '30'], requester, dir);
+    expect(live.stderr).toBe('');
+    expect(live.code).toBe(0);
+    expect(live.stdout.trimEnd().split('\n').at(-1)).toBe(`unchanged ${id} v1 is already live on local (deployment ${deployment.id}): nothing to deploy`);
+    const json = await cli(['deploy', id, '--target', 'local', '--format', 'json'], requester, dir);
+    expect(JSON.parse(json.stdout)).toMatchObject({ live: true, unchanged: true, approval: null, deployment: { id: deployment.id, status: 'active' } });
+    expect((await svc.request('GET', `/api/v1/approvals?rule_id=${id}`)).body.items).toHaveLength(1);
+    expect((await svc.request('GET', `/api/v1/deployments?rule_id=${id}`)).body.items).toHaveLength(1);
   });
 
   it('exits 1 from the waiting deploy when the reviewer rejects, saying who and why', async () => {
