@@ -85,9 +85,9 @@ export async function waitForDeployment(client: ApiClient, id: string, deadline:
 }
 
 /**
- * Waits for a deployment through its approval and its run, until it is live or ended: the service
- * holds each request (`until=decided`) while the approval is pending and while it deploys.
- * `onAnswer` hears every answer, e.g. to say that a reviewer decided.
+ * Waits for a deployment through its approval and its run, until it is live or ended. Each request
+ * is held until the status changes (`until=any_change`), not until the end (`decided`), so that
+ * `onAnswer` hears each step as it happens, e.g. to say that a reviewer approved.
  */
 export async function waitForApprovedDeployment(
   client: ApiClient,
@@ -97,7 +97,7 @@ export async function waitForApprovedDeployment(
   onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
 ): Promise<DeploymentView> {
   for (;;) {
-    const d = await getDeployment(client, deploymentId, deadline.pollSeconds, 'decided');
+    const d = await getDeployment(client, deploymentId, deadline.pollSeconds, 'any_change');
     await onAnswer(d);
     if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
     if (deadline.passed)
@@ -105,7 +105,7 @@ export async function waitForApprovedDeployment(
         `Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`,
         d,
       );
-    // Decided, but the run has not moved the deployment on yet: a moment, not a long-poll.
-    if (d.status === 'pending_approval') await pause(SHORT_PAUSE_MS);
+    // An answer before anything changed (the long-poll ran out): do not spin.
+    await pause(SHORT_PAUSE_MS);
   }
 }

@@ -88,7 +88,7 @@ export function deployRoutes(deps: ApiDeps) {
         const initial = first.deployment.status;
         const settled = await longPoll(
           () => readDeployment(db, auth.tenantId, params.id),
-          (r) => waitIsOver(query.until, initial, { status: r.deployment.status, approvalStatus: r.approvalStatus }),
+          (r) => waitIsOver(query.until, initial, r.deployment.status),
           query.wait,
           () => req.socket.destroyed,
         );

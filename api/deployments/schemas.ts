@@ -143,8 +143,8 @@ export const DeploymentWaitQuery = z
       .enum(WAIT_UNTIL)
       .default('decided')
       .describe(
-        'With `wait`: `decided` (default) answers once the deployment no longer waits: its approval is decided, or it is live or ended — it holds through `pending_approval` with a pending approval and through `deploying`; ' +
-          '`any_change` answers as soon as the status differs from the one at the start of the request (at once when that status is final)',
+        'With `wait`: `decided` (default) holds while the approval is pending and while the run deploys, and answers once the decision was made and acted on: live (`active`, `demoted`) or ended (rejected, expired, failed…); ' +
+          '`any_change` answers as soon as the status differs from the one at the start of the request, each step on its own (at once when that status is final)',
       ),
   })
   .strict();

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { approvals, deployments, detectionRuns, targets, type Demotion, type Deployment } from '../../db/schema';
-import type { ApprovalStatus, DeploymentStatus } from '../statuses';
+import type { DeploymentStatus } from '../statuses';
 import type { DomainDeps } from '../deps';
 import { newestFirstAfter, type NewestFirstKey } from '../paging';
 import { IN_PROGRESS, settleAbandonedChange } from './abandoned-change';
@@ -16,8 +16,6 @@ export type DeploymentRecord = {
   targetName: string;
   environment: string;
   approvalId: string | null;
-  /** Where that approval stands (pending until a reviewer decides); null without one. */
-  approvalStatus: ApprovalStatus | null;
   /** The demotion with what the rule matched in shadow since: what it would have raised. */
   demotion: (Demotion & { shadow_runs: number; shadow_matches: number }) | null;
   /** Open drift of the target from this deployment. */
@@ -26,7 +24,7 @@ export type DeploymentRecord = {
 
 export async function readDeployment(db: Db, tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
   const [row] = await db
-    .select({ d: deployments, targetName: targets.name, environment: targets.environment, approvalId: approvals.id, approvalStatus: approvals.status })
+    .select({ d: deployments, targetName: targets.name, environment: targets.environment, approvalId: approvals.id })
     .from(deployments)
     .innerJoin(targets, eq(targets.id, deployments.targetId))
     .leftJoin(approvals, eq(approvals.workflowId, deployments.workflowId))
@@ -37,7 +35,6 @@ export async function readDeployment(db: Db, tenantId: string, id: string): Prom
     targetName: row.targetName,
     environment: row.environment,
     approvalId: row.approvalId,
-    approvalStatus: row.approvalStatus,
     demotion: await demotionWithShadowFigures(db, row.d.id, row.d.demotion),
     drift: (await openDriftOf(db, { tenantId, deploymentId: row.d.id })).map(driftView),
   };
