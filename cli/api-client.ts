@@ -104,8 +104,9 @@ export class ApiClient {
           if (err instanceof ApiError) retry.answered();
           throw err;
         }
-        const delay = Math.max(backoffMs(attempt), (err instanceof ApiError ? err.retryAfterMs : undefined) ?? 0);
-        if (delay >= retry.deadline.remainingMs) {
+        // The last attempt goes at the deadline itself, however long the pause would have been.
+        const delay = Math.min(retry.deadline.remainingMs, Math.max(backoffMs(attempt), (err instanceof ApiError ? err.retryAfterMs : undefined) ?? 0));
+        if (delay <= 0) {
           throw err instanceof ConnectionError ? new ConnectionError(`${err.message}; still so when the --timeout of ${retry.deadline.seconds} s ran out`) : err;
         }
         retry.failed(err instanceof ConnectionError ? `is unreachable (${err.reason})` : `answers ${err.status} ${(err as ApiError).problem?.title ?? ''}`.trimEnd(), delay);
