@@ -122,7 +122,8 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
   }
   // The status the service answered the request with; the run may have moved on since.
   progress(`deploy    ${deployment.rule_id} v${deployment.version} → ${deployment.target}: ${started.status} (deployment ${deployment.id})\n`);
-  if (started.reused) progress(`reuses    approval ${approvalId}: an equal change (same rule, version, target and budget) already waited for it; no second approval was requested\n`);
+  if (started.reused)
+    progress(`reuses    approval ${approvalId}: an equal change (same rule, version, target and budget) already waited for it; no second approval was requested\n`);
   if (approvalId) {
     progress(`approval  ${approvalId} waits for a reviewer: ${client.linkTo(started.links.approval ?? `/api/v1/approvals/${approvalId}`)}\n`);
     progress(`          decide with: detflow approve ${approvalId}  |  detflow reject ${approvalId} --comment "…"  |  detflow request-changes ${approvalId} --comment "…"\n`);

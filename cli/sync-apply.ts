@@ -180,13 +180,7 @@ async function settleOrTimeOut(client: ApiClient, plan: Plan, a: Applied, deadli
  * only when every create and update was accepted, for the same reason. With `waitSeconds`, every
  * started run is followed to its end under one deadline.
  */
-export async function applyPlan(
-  unretried: ApiClient,
-  plan: Plan,
-  options: ApplyOptions,
-  progress: Progress,
-  say: (line: string) => void,
-): Promise<Applied[]> {
+export async function applyPlan(unretried: ApiClient, plan: Plan, options: ApplyOptions, progress: Progress, say: (line: string) => void): Promise<Applied[]> {
   // With --wait, one deadline from the start covers submitting and waiting; a restart of the
   // service meanwhile is retried within it (submissions carry an Idempotency-Key).
   const deadline = options.waitSeconds === undefined ? undefined : new Deadline(options.waitSeconds);

@@ -100,6 +100,8 @@ export const approvals = pgTable(
   (t) => [
     index('approvals_tenant_status').on(t.tenantId, t.status),
     // At most one pending approval per equal change: two identical submissions at once still make one.
-    uniqueIndex('approvals_pending_change').on(t.tenantId, t.changeKey).where(sql`${t.status} = 'pending'`),
+    uniqueIndex('approvals_pending_change')
+      .on(t.tenantId, t.changeKey)
+      .where(sql`${t.status} = 'pending'`),
   ],
 );

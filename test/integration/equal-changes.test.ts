@@ -5,7 +5,12 @@ import { createCiKey, createReviewerKey, processRule, startTestService, type Tes
 const rule = (id: string, revision = 1) => processRule(id, { title: `Equal changes (revision ${revision})`, level: 'medium', image: `\\equal-${revision}.exe` });
 
 /** A second target in another environment, so a change can name two. */
-const STAGING = { name: 'equal-staging', kind: 'local', environment: 'staging', cost_model: { currency: 'USD', price_per_gb_scanned: 0, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 } };
+const STAGING = {
+  name: 'equal-staging',
+  kind: 'local',
+  environment: 'staging',
+  cost_model: { currency: 'USD', price_per_gb_scanned: 0, triage_minutes_per_alert: 5, cost_per_analyst_hour: 60 },
+};
 
 describe('equal changes: one pending approval, and a deploy of the live version changes nothing', () => {
   let svc: TestService;
@@ -51,7 +56,10 @@ describe('equal changes: one pending approval, and a deploy of the live version 
     expect((await pendingOf(id)).map((a) => a.id)).toEqual([created!.body.approval_id]);
 
     // POST /approvals for the same change (targets as a list, repeated) is equal too.
-    const submitted = await svc.request('POST', '/api/v1/approvals', { token: requester, body: { rule_id: id, version: 1, targets: ['local', 'local'], noise_budget: { max_alerts_per_day: 10, on_exceed: 'suppress' } } });
+    const submitted = await svc.request('POST', '/api/v1/approvals', {
+      token: requester,
+      body: { rule_id: id, version: 1, targets: ['local', 'local'], noise_budget: { max_alerts_per_day: 10, on_exceed: 'suppress' } },
+    });
     expect(submitted.status).toBe(200);
     expect(submitted.body).toMatchObject({ id: created!.body.approval_id, status: 'pending' });
     // The database holds one pending approval for the change, whatever the API shows.
