@@ -137,8 +137,9 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
 
   // Said as soon as the wait learns of it: an approved change still has its deployment ahead.
   let approvedSaid = false;
-  deployment = await waitForApprovedDeployment(api, started.id, approvalId, deadline, async () => {
-    if (!approvalId || approvedSaid) return;
+  deployment = await waitForApprovedDeployment(api, started.id, approvalId, deadline, async (d) => {
+    // Past pending_approval with an approval: a reviewer approved (a refusal ends it, said at the end).
+    if (!approvalId || approvedSaid || d.status === 'pending_approval') return;
     const now = await getApproval(api, approvalId);
     if (now.status !== 'approved') return;
     approvedSaid = true;

@@ -64,48 +64,58 @@ export const wholeNumber = (min: number) => (value: string) => {
  */
 export type WaitUntil = 'decided' | 'any_change';
 
-export const getDeployment = async (client: ApiClient, id: string, waitSeconds = 0, until: WaitUntil = 'decided') =>
-  (await client.request<DeploymentView>('GET', `/deployments/${id}${waitSeconds > 0 ? `?wait=${waitSeconds}&until=${until}` : ''}`)).body;
+/**
+ * A deployment; with `waitSeconds`, long-polled. `from` (with `any_change`) is the status last seen:
+ * a change that happened since answers at once instead of being waited for.
+ */
+export async function getDeployment(client: ApiClient, id: string, waitSeconds = 0, until: WaitUntil = 'decided', from?: DeploymentView['status']) {
+  const query = waitSeconds > 0 ? `?wait=${waitSeconds}&until=${until}${from && until === 'any_change' ? `&from=${from}` : ''}` : '';
+  return (await client.request<DeploymentView>('GET', `/deployments/${id}${query}`)).body;
+}
 
 export const getApproval = async (client: ApiClient, id: string, waitSeconds = 0) =>
   (await client.request<ApprovalView>('GET', `/approvals/${id}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ''}`)).body;
 
 /**
- * Reads the deployment until `done` holds, long-polling for the next change of its status (an
- * `active` deployment that a rollback is about to retire, a restore `deploying`).
+ * Reads the deployment until `done` holds: where it stands first, then a long-poll for each change
+ * of its status (`until=any_change`) from the status last seen, so a change between two requests
+ * (made while the service restarted, say) answers at once instead of being waited for.
+ * `onAnswer` hears every answer.
  */
-export async function waitForDeployment(client: ApiClient, id: string, deadline: Deadline, done: (d: DeploymentView) => boolean): Promise<DeploymentView> {
+export async function waitForDeployment(
+  client: ApiClient,
+  id: string,
+  deadline: Deadline,
+  done: (d: DeploymentView) => boolean,
+  onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
+  approvalId?: string,
+): Promise<DeploymentView> {
+  let d = await getDeployment(client, id);
   for (;;) {
-    const d = await getDeployment(client, id, deadline.pollSeconds, 'any_change');
+    await onAnswer(d);
     if (done(d)) return d;
-    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}`, d);
-    // A status that will not change (or a service that answered early): do not spin.
-    await pause(SHORT_PAUSE_MS);
+    if (deadline.passed)
+      throw new WaitTimeout(
+        `Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`,
+        d,
+      );
+    const next = await getDeployment(client, id, deadline.pollSeconds, 'any_change', d.status);
+    // The long-poll ran out with nothing changed: go again, without spinning on a service that answers early.
+    if (next.status === d.status) await pause(SHORT_PAUSE_MS);
+    d = next;
   }
 }
 
 /**
- * Waits for a deployment through its approval and its run, until it is live or ended. Each request
- * is held until the status changes (`until=any_change`), not until the end (`decided`), so that
- * `onAnswer` hears each step as it happens, e.g. to say that a reviewer approved.
+ * Waits for a deployment through its approval and its run, until it is live or ended, hearing each
+ * step (`onAnswer`), e.g. to say that a reviewer approved.
  */
-export async function waitForApprovedDeployment(
+export function waitForApprovedDeployment(
   client: ApiClient,
   deploymentId: string,
   approvalId: string | undefined,
   deadline: Deadline,
   onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
 ): Promise<DeploymentView> {
-  for (;;) {
-    const d = await getDeployment(client, deploymentId, deadline.pollSeconds, 'any_change');
-    await onAnswer(d);
-    if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
-    if (deadline.passed)
-      throw new WaitTimeout(
-        `Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`,
-        d,
-      );
-    // An answer before anything changed (the long-poll ran out): do not spin.
-    await pause(SHORT_PAUSE_MS);
-  }
+  return waitForDeployment(client, deploymentId, deadline, (d) => d.status !== 'pending_approval' && d.status !== 'deploying', onAnswer, approvalId);
 }

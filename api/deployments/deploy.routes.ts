@@ -85,7 +85,7 @@ export function deployRoutes(deps: ApiDeps) {
         const first = await readDeployment(db, auth.tenantId, params.id);
         if (!first) throw notFound(`No deployment ${params.id} in this tenant`);
         await settleIfAbandoned(deps, first);
-        const initial = first.deployment.status;
+        const initial = query.from ?? first.deployment.status;
         const settled = await longPoll(
           () => readDeployment(db, auth.tenantId, params.id),
           (r) => waitIsOver(query.until, initial, r.deployment.status),

@@ -144,10 +144,19 @@ export const DeploymentWaitQuery = z
       .default('decided')
       .describe(
         'With `wait`: `decided` (default) holds while the approval is pending and while the run deploys, and answers once the decision was made and acted on: live (`active`, `demoted`) or ended (rejected, expired, failed…); ' +
-          '`any_change` answers as soon as the status differs from the one at the start of the request, each step on its own (at once when that status is final)',
+          '`any_change` answers as soon as the status differs from `from`, each step on its own (at once when `from` is final)',
+      ),
+    from: z
+      .enum(DEPLOYMENT_STATUSES)
+      .optional()
+      .describe(
+        'With `until=any_change`: the status the caller last saw (default: the status when the request arrives), so a change between two requests is not missed: a status other than `from` answers at once',
       ),
   })
-  .strict();
+  .strict()
+  .superRefine((q, ctx) => {
+    if (q.from !== undefined && q.until !== 'any_change') ctx.addIssue({ code: 'custom', path: ['from'], message: '`from` applies with until=any_change' });
+  });
 
 export const DeploymentList = openapi(z.object({ items: z.array(Deployment), next_cursor: z.string().nullable() }), 'DeploymentList');
 export const DeploymentListQuery = z

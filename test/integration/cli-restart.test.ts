@@ -59,6 +59,27 @@ describe('detflow deploy --wait across a restart of the service (the real binary
     expect((await svc.request('GET', `/api/v1/approvals?rule_id=${id}`)).body.items).toHaveLength(1);
   });
 
+  it('sees at once, when the service is back, a decision taken while it was away', async () => {
+    const id = 'c2000000-0000-4000-8000-000000000003';
+    const file = path.join(dir, 'decided-meanwhile.yml');
+    fs.writeFileSync(file, processRule(id, { title: 'Decided while the job could not ask', image: '\\meanwhile.exe' }));
+    const waiting = startCli(['deploy', file, '--target', 'local', '--wait', '--timeout', '120'], { env: requester, cwd: dir, timeoutMs: 150_000 });
+    const [, approvalId] = await waiting.output(/^approval {2}([0-9a-f-]{36}) waits for a reviewer: /m);
+    await pause(1000);
+    await svc.apiDown();
+    // Long enough for the job's pauses between attempts to have grown to seconds.
+    await pause(8000);
+    await svc.apiUp();
+    // Decided and deployed within the job's pause: its next request finds the rule live.
+    expect((await svc.request('POST', `/api/v1/approvals/${approvalId}/decision`, { token: reviewer.DETFLOW_TOKEN, body: { decision: 'approve' } })).status).toBe(200);
+    const back = Date.now();
+    const done = await waiting.exited;
+    expect(done.code).toBe(0);
+    // Not held for a long-poll on a status that had already changed (60 s).
+    expect(Date.now() - back).toBeLessThan(20_000);
+    expect(done.stdout.trimEnd().split('\n').at(-1)).toBe(`active    ${id} v1 is live on local, approved by ${reviewerKeyId}`);
+  });
+
   it('sends a submission again, with its Idempotency-Key, when the service was down as the job started', async () => {
     const id = 'c2000000-0000-4000-8000-000000000002';
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(id, { title: 'Submitted during a restart', image: '\\late.exe' }) } })).status).toBe(201);

@@ -163,7 +163,12 @@ describe('equal changes: one pending approval, and a deploy of the live version 
       expect((await waiting).body.status).toBe('rejected');
       const t0 = performance.now();
       expect((await svc.request('GET', `/api/v1/deployments/${rejected.body.id}?wait=30&until=any_change`)).body.status).toBe('rejected');
+      // A change since the status the caller last saw answers at once, not at the next one.
+      expect((await svc.request('GET', `/api/v1/deployments/${approved.body.id}?wait=30&until=any_change&from=pending_approval`)).body.status).toBe('active');
       expect(performance.now() - t0).toBeLessThan(1500);
+      const t1 = performance.now();
+      expect((await svc.request('GET', `/api/v1/deployments/${approved.body.id}?wait=2&until=any_change&from=active`)).body.status).toBe('active');
+      expect(performance.now() - t1).toBeGreaterThanOrEqual(1900);
     });
 
     it('refuses an unknown until with a problem', async () => {
@@ -172,6 +177,9 @@ describe('equal changes: one pending approval, and a deploy of the live version 
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toContain('application/problem+json');
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/query/until' })]);
+      const fromWithoutAnyChange = await svc.request('GET', `/api/v1/deployments/${any.id}?wait=1&from=active`);
+      expect(fromWithoutAnyChange.status).toBe(400);
+      expect(fromWithoutAnyChange.body.errors).toEqual([expect.objectContaining({ pointer: '/query/from' })]);
     });
   });
 });
