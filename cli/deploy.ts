@@ -1,11 +1,12 @@
 import fs from 'node:fs';
-import { ApiError, type ApiClient } from './api-client';
+import { ApiError, newIdempotencyKey, type ApiClient } from './api-client';
 import { EXIT, UsageError, type Io } from './io';
 import { pushRuleFile, type StoredVersion } from './push';
 import { Deadline, getApproval, getDeployment, waitForApprovedDeployment, type ApprovalView, type DeploymentView } from './wait';
 
 export type DeployOptions = {
   target: string;
+  /** false with --no-approval; a reviewer decides otherwise (the API's default too). */
   approval?: boolean;
   budget?: number;
   version?: number;
@@ -14,7 +15,17 @@ export type DeployOptions = {
   format: 'text' | 'json';
 };
 
-type Deployed = { id: string; status: string; workflow_id: string; run_id: string | null; links: { self: string; approval?: string; run?: string } };
+/** The answer to POST /rules/deploy: 202 a run started, 200 nothing new (`unchanged`, or `reused` an equal pending change). */
+type Deployed = {
+  id: string;
+  status: string;
+  workflow_id: string;
+  run_id: string | null;
+  approval_id?: string | null;
+  unchanged?: boolean;
+  reused?: boolean;
+  links: { self: string; approval?: string; run?: string };
+};
 
 /** A deployment that ended without the rule live: which way, and why, in words for the CI log. */
 function whyNotLive(d: DeploymentView, approval: ApprovalView | undefined): string {
@@ -62,6 +73,10 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
   const json = options.format === 'json';
   // With --format json, stdout carries one JSON document; what happens meanwhile goes to stderr.
   const progress = json ? io.err : io.out;
+  // The whole command's --timeout, from the start: a restart of the service while the change is
+  // submitted or waited for is retried within it.
+  const deadline = options.wait ? new Deadline(options.timeout) : undefined;
+  const api = deadline ? client.retrying(deadline, io.err) : client;
   const resolved = await resolveRule(client, rule, options.version);
   if (resolved.error !== undefined) {
     if (json) io.out(JSON.stringify({ file: rule, ok: false, error: resolved.error }, null, 2) + '\n');
@@ -73,13 +88,18 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
   let started: Deployed;
   try {
     started = (
-      await client.request<Deployed>('POST', '/rules/deploy', {
-        rule_id: resolved.ruleId,
-        target: options.target,
-        approval_required: options.approval === true,
-        ...(options.budget !== undefined ? { noise_budget: { max_alerts_per_day: options.budget } } : {}),
-        ...(resolved.version !== undefined ? { version: resolved.version } : {}),
-      })
+      await api.request<Deployed>(
+        'POST',
+        '/rules/deploy',
+        {
+          rule_id: resolved.ruleId,
+          target: options.target,
+          approval_required: options.approval !== false,
+          ...(options.budget !== undefined ? { noise_budget: { max_alerts_per_day: options.budget } } : {}),
+          ...(resolved.version !== undefined ? { version: resolved.version } : {}),
+        },
+        { idempotencyKey: newIdempotencyKey() },
+      )
     ).body;
   } catch (err) {
     // Over its noise budget without approval: the service refuses this rule, which is an outcome, not a misuse.
@@ -87,28 +107,45 @@ export async function deployCommand(io: Io, client: ApiClient, rule: string, opt
     if (json) io.out(JSON.stringify({ rule_id: resolved.ruleId, target: options.target, ok: false, error: err.problem?.detail ?? err.message }, null, 2) + '\n');
     else
       io.out(
-        `refused   ${resolved.ruleId} on ${options.target}: ${err.problem?.detail ?? err.message}\n  Deploy with --approval so a reviewer can accept the noise, or raise --budget.\n`,
+        `refused   ${resolved.ruleId} on ${options.target}: ${err.problem?.detail ?? err.message}\n  Deploy with approval (without --no-approval) so a reviewer can accept the noise, or raise --budget.\n`,
       );
     return EXIT.failed;
   }
 
-  const approvalId = started.links.approval?.split('/').at(-1);
-  let deployment = await getDeployment(client, started.id);
+  const approvalId = started.approval_id ?? started.links.approval?.split('/').at(-1);
+  let deployment = await getDeployment(api, started.id);
+  if (started.unchanged) {
+    // Already live as asked: a re-run job has nothing to do, and that is success.
+    if (json) io.out(JSON.stringify({ pushed: resolved.pushed ?? null, deployment, approval: null, live: true, unchanged: true }, null, 2) + '\n');
+    else io.out(`unchanged ${deployment.rule_id} v${deployment.version} is already live on ${deployment.target} (deployment ${deployment.id}): nothing to deploy\n`);
+    return EXIT.ok;
+  }
   // The status the service answered the request with; the run may have moved on since.
   progress(`deploy    ${deployment.rule_id} v${deployment.version} → ${deployment.target}: ${started.status} (deployment ${deployment.id})\n`);
+  if (started.reused)
+    progress(`reuses    approval ${approvalId}: an equal change (same rule, version, target and budget) already waited for it; no second approval was requested\n`);
   if (approvalId) {
-    progress(`approval  ${approvalId} waits for a reviewer: ${client.linkTo(started.links.approval!)}\n`);
+    progress(`approval  ${approvalId} waits for a reviewer: ${client.linkTo(started.links.approval ?? `/api/v1/approvals/${approvalId}`)}\n`);
     progress(`          decide with: detflow approve ${approvalId}  |  detflow reject ${approvalId} --comment "…"  |  detflow request-changes ${approvalId} --comment "…"\n`);
   }
   if (started.links.run) progress(`run       ${started.links.run}\n`);
 
-  if (!options.wait) {
+  if (!deadline) {
     if (json) io.out(JSON.stringify({ pushed: resolved.pushed ?? null, deployment, approval: approvalId ? await getApproval(client, approvalId) : null }, null, 2) + '\n');
     return EXIT.ok;
   }
 
-  deployment = await waitForApprovedDeployment(client, started.id, approvalId, new Deadline(options.timeout));
-  const approval = approvalId ? await getApproval(client, approvalId) : undefined;
+  // Said as soon as the wait learns of it: an approved change still has its deployment ahead.
+  let approvedSaid = false;
+  deployment = await waitForApprovedDeployment(api, started.id, approvalId, deadline, async (d) => {
+    // Past pending_approval with an approval: a reviewer approved (a refusal ends it, said at the end).
+    if (!approvalId || approvedSaid || d.status === 'pending_approval') return;
+    const now = await getApproval(api, approvalId);
+    if (now.status !== 'approved') return;
+    approvedSaid = true;
+    progress(`approved  ${approvalId} by ${now.decided_by ?? 'a reviewer'}${now.comment ? ` (${now.comment})` : ''}: deploying\n`);
+  });
+  const approval = approvalId ? await getApproval(api, approvalId) : undefined;
   const live = deployment.status === 'active';
   if (json) {
     io.out(

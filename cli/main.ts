@@ -158,7 +158,8 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .description('Deploy a rule to a target (a rule file is pushed first); with --wait, until it is live or refused')
     .argument('<rule>', 'a rule file, or the id of a rule already in the registry')
     .requiredOption('--target <name>', 'the target to deploy to (e.g. local)')
-    .option('--approval', "require a reviewer's decision before deploying")
+    .option('--approval', "a reviewer's decision before deploying (the default)")
+    .option('--no-approval', 'deploy without a decision, where the service allows it (not over the noise budget)')
     .addOption(new Option('--budget <alerts>', 'noise budget: the most alerts per day the rule may raise').argParser(wholeNumber(0)))
     .addOption(new Option('--version <version>', 'with a rule id: the version to deploy (default: the latest)').argParser(wholeNumber(1)))
     .option('--wait', 'wait for the decision and the deployment; exit 0 only when the rule is live')
@@ -176,7 +177,8 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .requiredOption('--target <name>', 'the target to compare with (e.g. local)')
     .option('--apply', 'carry the plan out: store new versions, deploy them, and (with --allow-delete) take off what the folder lacks')
     .option('--allow-delete', 'with --apply: also take rules off the target that no file in the folder has')
-    .option('--approval', "with --apply: each deployment waits for a reviewer's decision")
+    .option('--approval', "with --apply: each deployment waits for a reviewer's decision (the default)")
+    .option('--no-approval', 'with --apply: deploy without a decision, where the service allows it')
     .addOption(new Option('--budget <alerts>', 'with --apply: noise budget of every deployment, the most alerts per day a rule may raise').argParser(wholeNumber(0)))
     .option('--reason <text>', 'with --apply --allow-delete: why rules are taken off (default: not in <dir>)')
     .option('--wait', 'with --apply: wait until every change is live or removed; exit 0 only then')
@@ -187,7 +189,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
       const applyOnly = (['allowDelete', 'approval', 'budget', 'reason', 'wait'] as const).filter((k) => options[k] !== undefined);
       if (!options.apply && applyOnly.length > 0)
         throw new UsageError(
-          `${applyOnly.map((k) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())).join(', ')} appl${applyOnly.length === 1 ? 'ies' : 'y'} with --apply`,
+          `${applyOnly.map((k) => (k === 'approval' && options.approval === false ? '--no-approval' : '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()))).join(', ')} appl${applyOnly.length === 1 ? 'ies' : 'y'} with --apply`,
         );
       setCode(await syncCommand(io, ApiClient.fromEnv(io.env), dir, options));
     });
@@ -198,7 +200,7 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     { name: 'request-changes', decision: 'request_changes', description: 'Send a change back to its author, saying what to change', commentRequired: true },
   ];
   for (const d of decisions) {
-    const command = program.command(d.name).description(d.description).argument('<approval>', 'the approval id (printed by `detflow deploy --approval`)');
+    const command = program.command(d.name).description(d.description).argument('<approval>', 'the approval id (printed by `detflow deploy`)');
     // A refusal without a reason leaves the author guessing: reject and request-changes need one.
     if (d.commentRequired) command.requiredOption('--comment <text>', 'why, for the author of the change');
     else command.option('--comment <text>', 'a note kept with the decision');

@@ -1,4 +1,4 @@
-import { ApiError, type ApiClient } from './api-client';
+import { ApiError, newIdempotencyKey, type ApiClient } from './api-client';
 import { EXIT, type Io } from './io';
 import { Deadline, waitForDeployment, type DeploymentView } from './wait';
 
@@ -19,18 +19,26 @@ const idOf = (link: string) => link.split('/').at(-1)!;
  * Starts a rollback; with --wait, follows it to the end: the restored version's deployment active,
  * or — when there is no earlier version — the live one retired as rolled back.
  */
-export async function rollbackCommand(io: Io, client: ApiClient, ruleId: string, options: RollbackOptions): Promise<number> {
+export async function rollbackCommand(io: Io, unretried: ApiClient, ruleId: string, options: RollbackOptions): Promise<number> {
   const json = options.format === 'json';
+  // With --wait, the --timeout covers submitting and waiting, and a restart of the service within it is retried.
+  const deadline = options.wait ? new Deadline(options.timeout) : undefined;
+  const client = deadline ? unretried.retrying(deadline, io.err) : unretried;
   const progress = json ? io.err : io.out;
   let started: RollbackStarted;
   try {
     started = (
-      await client.request<RollbackStarted>('POST', '/rules/rollback', {
-        rule_id: ruleId,
-        target: options.target,
-        reason: options.reason,
-        ...(options.toVersion !== undefined ? { to_version: options.toVersion } : {}),
-      })
+      await client.request<RollbackStarted>(
+        'POST',
+        '/rules/rollback',
+        {
+          rule_id: ruleId,
+          target: options.target,
+          reason: options.reason,
+          ...(options.toVersion !== undefined ? { to_version: options.toVersion } : {}),
+        },
+        { idempotencyKey: newIdempotencyKey() },
+      )
     ).body;
   } catch (err) {
     // Nothing deployed, or the version asked for is the live one: the rollback cannot happen, an outcome.
@@ -44,12 +52,11 @@ export async function rollbackCommand(io: Io, client: ApiClient, ruleId: string,
   const to = started.restores_version === null ? 'removed from the target' : `v${started.restores_version}`;
   progress(`rollback  ${ruleId} on ${options.target}: v${started.from_version} → ${to} (${options.reason})\n`);
   if (started.links.run) progress(`run       ${started.links.run}\n`);
-  if (!options.wait) {
+  if (!deadline) {
     if (json) io.out(JSON.stringify(started, null, 2) + '\n');
     return EXIT.ok;
   }
 
-  const deadline = new Deadline(options.timeout);
   let result: DeploymentView;
   let completed: boolean;
   if (started.links.restored) {

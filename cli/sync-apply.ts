@@ -1,4 +1,4 @@
-import { ApiError, isContentRejection, type ApiClient } from './api-client';
+import { ApiError, isContentRejection, newIdempotencyKey, type ApiClient } from './api-client';
 import { pushRuleFile } from './push';
 import type { PlanItem, Plan } from './sync-plan';
 import { CONCURRENT_REQUESTS, DEPLOYED_STATUSES } from './sync-state';
@@ -41,7 +41,8 @@ function applied(item: PlanItem, fields: Partial<Applied> & Pick<Applied, 'outco
   return { action: item.action, rule_id: item.ruleId, file: item.file, version: item.version, deployment_id: null, approval_id: null, status: null, reason: null, ...fields };
 }
 
-type Started = { id: string; status: string; links: { approval?: string } };
+/** The answer to POST /rules/deploy: 202 started, or 200 nothing new (`unchanged`, `reused`). */
+type Started = { id: string; status: string; approval_id?: string | null; unchanged?: boolean; reused?: boolean; links: { approval?: string } };
 
 /** A create or update: the version the file is (stored first if the registry lacks it), deployed to the target. */
 async function deployItem(client: ApiClient, plan: Plan, item: PlanItem, options: ApplyOptions, progress: Progress): Promise<Applied> {
@@ -65,14 +66,22 @@ async function deployItem(client: ApiClient, plan: Plan, item: PlanItem, options
       approval_required: options.approval,
       ...(options.budget !== undefined ? { noise_budget: { max_alerts_per_day: options.budget } } : {}),
     };
-    started = (await client.request<Started>('POST', '/rules/deploy', body)).body;
+    started = (await client.request<Started>('POST', '/rules/deploy', body, { idempotencyKey: newIdempotencyKey() })).body;
   } catch (err) {
     // Over its noise budget, or a rule the target cannot run: this rule's outcome; the token or the service failing stops the run.
     if (!isContentRejection(err)) throw err;
     progress(`refused   ${item.ruleId} v${version} on ${plan.target}: ${reasonOf(err)}\n`);
     return applied(item, { outcome: 'failed', version, reason: reasonOf(err) });
   }
-  const approvalId = started.links.approval?.split('/').at(-1) ?? null;
+  const approvalId = started.approval_id ?? started.links.approval?.split('/').at(-1) ?? null;
+  if (started.unchanged) {
+    progress(`unchanged ${item.ruleId} v${version} is already live on ${plan.target} (deployment ${started.id})\n`);
+    return applied(item, { outcome: 'done', version, deployment_id: started.id, status: started.status });
+  }
+  if (started.reused) {
+    progress(`joins     ${item.ruleId} v${version}: an equal change already waits for approval ${approvalId} (deployment ${started.id}); no second approval\n`);
+    return applied(item, { outcome: 'joined', version, deployment_id: started.id, approval_id: approvalId });
+  }
   progress(`deploy    ${item.ruleId} v${version} → ${plan.target}: ${started.status} (deployment ${started.id}${approvalId ? `, approval ${approvalId}` : ''})\n`);
   return applied(item, { outcome: 'started', version, deployment_id: started.id, approval_id: approvalId });
 }
@@ -102,7 +111,7 @@ async function restoreItem(client: ApiClient, plan: Plan, item: PlanItem, progre
 async function deleteItem(client: ApiClient, plan: Plan, item: PlanItem, reason: string, progress: Progress): Promise<Applied> {
   const live = item.deployed!;
   try {
-    await client.request('POST', '/rules/rollback', { rule_id: item.ruleId, target: plan.target, reason, remove: true });
+    await client.request('POST', '/rules/rollback', { rule_id: item.ruleId, target: plan.target, reason, remove: true }, { idempotencyKey: newIdempotencyKey() });
   } catch (err) {
     if (!(err instanceof ApiError) || !(err.status === 409 || isContentRejection(err))) throw err;
     // 409: nothing live to roll back. Gone since the plan was read is what a delete wants; still live is a refusal.
@@ -171,7 +180,11 @@ async function settleOrTimeOut(client: ApiClient, plan: Plan, a: Applied, deadli
  * only when every create and update was accepted, for the same reason. With `waitSeconds`, every
  * started run is followed to its end under one deadline.
  */
-export async function applyPlan(client: ApiClient, plan: Plan, options: ApplyOptions, progress: Progress): Promise<Applied[]> {
+export async function applyPlan(unretried: ApiClient, plan: Plan, options: ApplyOptions, progress: Progress, say: (line: string) => void): Promise<Applied[]> {
+  // With --wait, one deadline from the start covers submitting and waiting; a restart of the
+  // service meanwhile is retried within it (submissions carry an Idempotency-Key).
+  const deadline = options.waitSeconds === undefined ? undefined : new Deadline(options.waitSeconds);
+  const client = deadline ? unretried.retrying(deadline, say) : unretried;
   const results: Applied[] = [];
   for (const item of plan.items.filter((i) => i.action === 'create' || i.action === 'update')) results.push(await deployItem(client, plan, item, options, progress));
 
@@ -194,9 +207,8 @@ export async function applyPlan(client: ApiClient, plan: Plan, options: ApplyOpt
   const pending = results.filter((r) => r.outcome === 'started' || r.outcome === 'joined');
   const approvals = [...new Set(pending.map((r) => r.approval_id).filter((id): id is string => id !== null))];
   if (approvals.length > 0) progress(`${approvals.length} approval(s) wait for a reviewer: ${approvals.map((id) => `detflow approve ${id}`).join('  |  ')}\n`);
-  if (options.waitSeconds === undefined || pending.length === 0) return results;
+  if (deadline === undefined || pending.length === 0) return results;
 
-  const deadline = new Deadline(options.waitSeconds);
   const settled = await mapConcurrent(pending, CONCURRENT_REQUESTS, (a) => settle(client, plan, a, deadline, progress));
   return results.map((r) => settled[pending.indexOf(r)] ?? r);
 }

@@ -8,6 +8,7 @@ import { buildPlan, hasChanges, isInvalid } from './sync-plan';
 export type SyncOptions = {
   target: string;
   apply?: boolean;
+  /** false with --no-approval; a reviewer decides otherwise. */
   approval?: boolean;
   budget?: number;
   allowDelete?: boolean;
@@ -60,13 +61,14 @@ export async function syncCommand(io: Io, client: ApiClient, dir: string, option
     client,
     plan,
     {
-      approval: options.approval === true,
+      approval: options.approval !== false,
       budget: options.budget,
       allowDelete: options.allowDelete === true,
       reason: options.reason ?? `not in ${dir} (detflow sync)`,
       waitSeconds: options.wait ? options.timeout : undefined,
     },
     progress,
+    io.err,
   );
   const summary = appliedSummary(plan.target, results, options.wait === true);
   if (json) io.out(JSON.stringify({ ...document, applied: results, applied_summary: summary }, null, 2) + '\n');

@@ -1,5 +1,8 @@
 import { InvalidArgumentError } from 'commander';
 import type { ApiClient } from './api-client';
+import { Deadline } from './deadline';
+
+export { Deadline };
 
 /** The parts of a deployment (GET /deployments/{id}) the CLI reports; JSON output carries all of it. */
 export type DeploymentView = {
@@ -10,6 +13,8 @@ export type DeploymentView = {
   status: 'pending_approval' | 'deploying' | 'active' | 'superseded' | 'rolled_back' | 'rejected' | 'changes_requested' | 'expired' | 'failed' | 'demoted' | 'overtaken';
   error: string | null;
   workflow_id: string;
+  /** The approval it waits or waited for; null when it needs none. */
+  approval_id?: string | null;
   links: { self: string; approval?: string; run?: string };
   /** How the target departs from this deployment, as the last drift check found it. */
   drift?: DriftItem[];
@@ -30,8 +35,6 @@ export type ApprovalView = {
   expires_at: string | null;
 };
 
-/** The service long-polls at most this long per request (`?wait=N`, N ≤ 60). */
-const MAX_LONG_POLL_SECONDS = 60;
 /** Between reads of a state the service does not long-poll on (a decided approval not yet acted on, a rule being removed). */
 const SHORT_PAUSE_MS = 250;
 
@@ -49,64 +52,70 @@ export class WaitTimeout extends Error {
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A deadline `seconds` from now, and how much of it each long-poll may use. */
-export class Deadline {
-  private readonly at: number;
-  constructor(readonly seconds: number) {
-    this.at = Date.now() + seconds * 1000;
-  }
-  get passed(): boolean {
-    return Date.now() >= this.at;
-  }
-  /** Seconds for the next `?wait=`: what is left, at least 1, at most what the service allows. */
-  get pollSeconds(): number {
-    return Math.max(1, Math.min(MAX_LONG_POLL_SECONDS, Math.floor((this.at - Date.now()) / 1000)));
-  }
-}
-
 /** commander parser for whole numbers ≥ `min` (versions, seconds), so a typo is a usage error before any request. */
 export const wholeNumber = (min: number) => (value: string) => {
   if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}`);
   return Number(value);
 };
 
-export const getDeployment = async (client: ApiClient, id: string, waitSeconds = 0) =>
-  (await client.request<DeploymentView>('GET', `/deployments/${id}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ''}`)).body;
+/**
+ * What a long-poll on a deployment waits for (GET /deployments/{id}?until=): `decided` holds through
+ * a pending approval and through deploying; `any_change` answers at the next change of status.
+ */
+export type WaitUntil = 'decided' | 'any_change';
+
+/**
+ * A deployment; with `waitSeconds`, long-polled. `from` (with `any_change`) is the status last seen:
+ * a change that happened since answers at once instead of being waited for.
+ */
+export async function getDeployment(client: ApiClient, id: string, waitSeconds = 0, until: WaitUntil = 'decided', from?: DeploymentView['status']) {
+  const query = waitSeconds > 0 ? `?wait=${waitSeconds}&until=${until}${from && until === 'any_change' ? `&from=${from}` : ''}` : '';
+  return (await client.request<DeploymentView>('GET', `/deployments/${id}${query}`)).body;
+}
 
 export const getApproval = async (client: ApiClient, id: string, waitSeconds = 0) =>
   (await client.request<ApprovalView>('GET', `/approvals/${id}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ''}`)).body;
 
 /**
- * Reads the deployment until `done` holds, long-polling where the service can (it holds a request
- * while a deployment is `deploying`) and pausing briefly where it cannot (the service answers at
- * once for a settled state, such as an `active` deployment that a rollback is about to retire).
+ * Reads the deployment until `done` holds: where it stands first, then a long-poll for each change
+ * of its status (`until=any_change`) from the status last seen, so a change between two requests
+ * (made while the service restarted, say) answers at once instead of being waited for.
+ * `onAnswer` hears every answer.
  */
-export async function waitForDeployment(client: ApiClient, id: string, deadline: Deadline, done: (d: DeploymentView) => boolean): Promise<DeploymentView> {
+export async function waitForDeployment(
+  client: ApiClient,
+  id: string,
+  deadline: Deadline,
+  done: (d: DeploymentView) => boolean,
+  onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
+  approvalId?: string,
+): Promise<DeploymentView> {
+  let d = await getDeployment(client, id);
   for (;;) {
-    const d = await getDeployment(client, id, deadline.pollSeconds);
+    await onAnswer(d);
     if (done(d)) return d;
-    if (deadline.passed) throw new WaitTimeout(`Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}`, d);
-    if (d.status !== 'deploying') await pause(SHORT_PAUSE_MS);
-  }
-}
-
-/**
- * Waits for a deployment that needs approval: the decision (a long-poll on the approval), then the
- * deployment leaving `pending_approval` and `deploying`. The decision is recorded moments before
- * the run moves the deployment on, hence the short pause once the approval is decided.
- */
-export async function waitForApprovedDeployment(client: ApiClient, deploymentId: string, approvalId: string | undefined, deadline: Deadline): Promise<DeploymentView> {
-  for (;;) {
-    const d = await getDeployment(client, deploymentId, deadline.pollSeconds);
-    if (d.status !== 'pending_approval' && d.status !== 'deploying') return d;
     if (deadline.passed)
       throw new WaitTimeout(
         `Gave up after ${deadline.seconds} s: deployment ${d.id} of ${d.rule_id} v${d.version} on ${d.target} is still ${d.status}${approvalId ? ` (approval ${approvalId})` : ''}`,
         d,
       );
-    if (d.status === 'pending_approval') {
-      const approval = approvalId ? await getApproval(client, approvalId, deadline.pollSeconds) : undefined;
-      if (approval?.status !== 'pending') await pause(SHORT_PAUSE_MS);
-    }
+    const next = await getDeployment(client, id, deadline.pollSeconds, 'any_change', d.status);
+    // The long-poll ran out with nothing changed: go again, without spinning on a service that answers early.
+    if (next.status === d.status) await pause(SHORT_PAUSE_MS);
+    d = next;
   }
+}
+
+/**
+ * Waits for a deployment through its approval and its run, until it is live or ended, hearing each
+ * step (`onAnswer`), e.g. to say that a reviewer approved.
+ */
+export function waitForApprovedDeployment(
+  client: ApiClient,
+  deploymentId: string,
+  approvalId: string | undefined,
+  deadline: Deadline,
+  onAnswer: (d: DeploymentView) => Promise<void> | void = () => {},
+): Promise<DeploymentView> {
+  return waitForDeployment(client, deploymentId, deadline, (d) => d.status !== 'pending_approval' && d.status !== 'deploying', onAnswer, approvalId);
 }

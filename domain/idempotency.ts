@@ -29,3 +29,27 @@ export async function claimIdempotencyKey(db: Db, tenantId: string, scope: strin
   }
   return row!.resourceId;
 }
+
+/**
+ * The resource id a key already stands for, or undefined when the key is new. Like
+ * `claimIdempotencyKey`, refuses the key when it came with another request body.
+ */
+export async function claimedIdempotencyKey(db: Db, tenantId: string, scope: string, key: string, body: unknown): Promise<string | undefined> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.tenantId, tenantId), eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+  if (!row) return undefined;
+  if (row.requestHash !== requestHash(body)) {
+    throw idempotencyKeyReused('This Idempotency-Key was already used with a different request body; use a new key for a new request');
+  }
+  return row.resourceId;
+}
+
+/** Makes a claimed key stand for another resource: the existing one its request turned out to be equal to. */
+export async function repointIdempotencyKey(db: Pick<Db, 'update'>, tenantId: string, scope: string, key: string, resourceId: string): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ resourceId })
+    .where(and(eq(idempotencyKeys.tenantId, tenantId), eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+}

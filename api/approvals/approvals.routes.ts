@@ -34,6 +34,10 @@ export function approvalRoutes(deps: ApiDeps) {
       body: SubmitApprovalBody,
       headers: IdempotencyHeaders,
       responses: {
+        200: {
+          description: 'An equal change (same rule, version, targets and noise budget) already waits for a decision: that approval, and no second one was made',
+          schema: Approval,
+        },
         202: { description: 'The approval, waiting for a decision (impact included when ready within 15 s)', schema: Approval },
         404: { description: 'No such rule, version or target', schema: ProblemSchema },
         409: { description: 'The Idempotency-Key was used with a different request', schema: ProblemSchema },
@@ -50,9 +54,10 @@ export function approvalRoutes(deps: ApiDeps) {
           expiresInMs: isoDurationMs(body.expires_in),
           idempotencyKey: idempotencyKeyOf(req),
           requestBody: body,
+          noopWhenLive: false,
         });
         const row = await waitFor(auth.tenantId, submitted.approvalId!, 15, (a) => a.impact !== null);
-        return { status: 202, headers: { Location: `/api/v1/approvals/${row.id}` }, body: view(row) };
+        return { status: submitted.outcome === 'reused' ? 200 : 202, headers: { Location: `/api/v1/approvals/${row.id}` }, body: view(row) };
       },
     }),
     defineRoute({

@@ -10,9 +10,8 @@ import { submitChange } from '../../domain/changes/submit-change';
 import { listDeployments, readDeployment, settleIfAbandoned } from '../../domain/changes/deployments';
 import { longPoll } from '../http/long-poll';
 import { deploymentView } from './deployment.view';
-import { Deployment, DeployBody, DeploymentList, DeploymentListQuery, IdempotencyHeaders, WaitQuery, WorkflowStarted } from './schemas';
-
-const SETTLED = new Set(['active', 'demoted', 'superseded', 'rolled_back', 'rejected', 'changes_requested', 'expired', 'failed', 'overtaken', 'pending_approval']);
+import { waitIsOver } from './wait-until';
+import { Deployment, DeployAnswered, DeployBody, DeploymentList, DeploymentListQuery, DeploymentWaitQuery, DeployStarted, IdempotencyHeaders } from './schemas';
 
 export function deployRoutes(deps: ApiDeps) {
   const { db } = deps.database;
@@ -21,6 +20,7 @@ export function deployRoutes(deps: ApiDeps) {
     const record = await readDeployment(db, tenantId, id);
     return record && deploymentView(deps.temporal, record);
   };
+  const flags = (outcome: 'started' | 'reused' | 'unchanged') => ({ unchanged: outcome === 'unchanged', reused: outcome === 'reused' });
 
   return [
     defineRoute({
@@ -34,7 +34,16 @@ export function deployRoutes(deps: ApiDeps) {
       body: DeployBody,
       headers: IdempotencyHeaders,
       responses: {
-        202: { description: 'The deployment run started (or, for a repeated Idempotency-Key, the one it started before)', schema: WorkflowStarted },
+        200: {
+          description:
+            'Nothing new was started: the version is already active on the target with the same noise budget (`unchanged: true`, the active deployment), ' +
+            'or an equal change already waits for approval (`reused: true`, its deployment and `approval_id`)',
+          schema: DeployAnswered,
+        },
+        202: {
+          description: 'The deployment run started (or, for a repeated Idempotency-Key, the one it started before); `approval_id` names the approval it waits for',
+          schema: DeployStarted,
+        },
         404: { description: 'No such rule, version or target in this tenant', schema: ProblemSchema },
         409: { description: 'The Idempotency-Key was used with a different request', schema: ProblemSchema },
       },
@@ -50,39 +59,41 @@ export function deployRoutes(deps: ApiDeps) {
           expiresInMs: isoDurationMs(body.approval_expires_in),
           idempotencyKey: idempotencyKeyOf(req),
           requestBody: body,
+          noopWhenLive: true,
         });
-        const started = (await view(submitted.deploymentIds[0]!, auth.tenantId))!;
-        return {
-          status: 202,
-          headers: { Location: started.links.self },
-          body: { id: started.id, status: started.status, workflow_id: started.workflow_id, run_id: started.run_id, links: started.links },
-        };
+        const current = (await view(submitted.deploymentIds[0]!, auth.tenantId))!;
+        if (submitted.outcome !== 'started') return { status: 200, headers: { Location: current.links.self }, body: { ...current, ...flags(submitted.outcome) } };
+        const { id, status, workflow_id, run_id, approval_id, links } = current;
+        return { status: 202, headers: { Location: links.self }, body: { id, status, workflow_id, run_id, approval_id, links, ...flags('started') } };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/deployments/{id}',
       operationId: 'getDeployment',
-      summary: 'A deployment: status, version, who, when; `?wait=N` long-polls until it settles',
+      summary: 'A deployment: status, version, who, when; `?wait=N` long-polls (`until=decided`, the default: through a pending approval and deploying; `until=any_change`)',
       tag: 'deployments',
       permission: 'rules:read',
       scope: { kind: 'object', object: 'deployment', param: 'id' },
       params: UuidParams,
-      query: WaitQuery,
+      query: DeploymentWaitQuery,
       responses: {
         200: { description: 'The deployment', schema: Deployment },
         404: { description: 'No such deployment in this tenant', schema: ProblemSchema },
       },
       handler: async ({ params, query, auth, req }) => {
-        await settleIfAbandoned(deps, await readDeployment(db, auth.tenantId, params.id));
+        const first = await readDeployment(db, auth.tenantId, params.id);
+        if (!first) throw notFound(`No deployment ${params.id} in this tenant`);
+        await settleIfAbandoned(deps, first);
+        const initial = query.from ?? first.deployment.status;
         const settled = await longPoll(
-          () => view(params.id, auth.tenantId),
-          (v) => SETTLED.has(v.status),
+          () => readDeployment(db, auth.tenantId, params.id),
+          (r) => waitIsOver(query.until, initial, r.deployment.status),
           query.wait,
           () => req.socket.destroyed,
         );
         if (!settled) throw notFound(`No deployment ${params.id} in this tenant`);
-        return { status: 200, body: settled };
+        return { status: 200, body: deploymentView(deps.temporal, settled) };
       },
     }),
     defineRoute({

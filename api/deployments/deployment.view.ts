@@ -26,6 +26,7 @@ export function deploymentView(temporal: ApiDeps['temporal'], record: Deployment
     updated_at: d.updatedAt.toISOString(),
     activated_at: d.activatedAt?.toISOString() ?? null,
     ended_at: d.endedAt?.toISOString() ?? null,
+    approval_id: record.approvalId,
     links: {
       self: `/api/v1/deployments/${d.id}`,
       ...(record.approvalId ? { approval: `/api/v1/approvals/${record.approvalId}` } : {}),

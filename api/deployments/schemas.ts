@@ -107,10 +107,23 @@ export const Deployment = openapi(
     updated_at: z.string(),
     activated_at: z.string().nullable(),
     ended_at: z.string().nullable(),
+    approval_id: z.string().nullable().describe('The approval this deployment waits for or waited for; null when it needed none'),
     links: RunLinks,
   }),
   'Deployment',
 );
+
+/** What a deploy request did: flags that say whether it started anything. */
+const deployOutcome = {
+  approval_id: z.string().nullable().describe('The approval the deployment waits for (also in links.approval); null when it needs none'),
+  unchanged: z.boolean().describe('True when the version was already active on the target with the same noise budget: nothing was started'),
+  reused: z
+    .boolean()
+    .describe('True when an equal change (same rule, version, targets and noise budget) already waited for approval: this is that one, and no second approval was made'),
+};
+
+export const DeployStarted = openapi(WorkflowStarted.extend(deployOutcome), 'DeployStarted');
+export const DeployAnswered = openapi(Deployment.extend(deployOutcome), 'DeployAnswered');
 
 export const IdempotencyHeaders = z.object({
   'idempotency-key': z
@@ -121,6 +134,29 @@ export const IdempotencyHeaders = z.object({
 });
 
 export const WaitQuery = z.object({ wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll for a final or active state') }).strict();
+
+export const WAIT_UNTIL = ['decided', 'any_change'] as const;
+export const DeploymentWaitQuery = z
+  .object({
+    wait: z.coerce.number().int().min(0).max(60).default(0).describe('Seconds to long-poll (see `until`); 0 answers at once'),
+    until: z
+      .enum(WAIT_UNTIL)
+      .default('decided')
+      .describe(
+        'With `wait`: `decided` (default) holds while the approval is pending and while the run deploys, and answers once the decision was made and acted on: live (`active`, `demoted`) or ended (rejected, expired, failed…); ' +
+          '`any_change` answers as soon as the status differs from `from`, each step on its own (at once when `from` is final)',
+      ),
+    from: z
+      .enum(DEPLOYMENT_STATUSES)
+      .optional()
+      .describe(
+        'With `until=any_change`: the status the caller last saw (default: the status when the request arrives), so a change between two requests is not missed: a status other than `from` answers at once',
+      ),
+  })
+  .strict()
+  .superRefine((q, ctx) => {
+    if (q.from !== undefined && q.until !== 'any_change') ctx.addIssue({ code: 'custom', path: ['from'], message: '`from` applies with until=any_change' });
+  });
 
 export const DeploymentList = openapi(z.object({ items: z.array(Deployment), next_cursor: z.string().nullable() }), 'DeploymentList');
 export const DeploymentListQuery = z

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { APPROVAL_STATUSES, DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../../domain/statuses';
 import { createdAt, tstz } from './columns';
@@ -87,9 +88,20 @@ export const approvals = pgTable(
     decision: text('decision'),
     comment: text('comment'),
     workflowId: text('workflow_id').notNull(),
+    /**
+     * What makes two changes equal (domain/changes/change-key.ts): rule, version, targets and noise
+     * budget. Null for approvals recorded before changes were compared.
+     */
+    changeKey: text('change_key'),
     createdAt: createdAt(),
     decidedAt: tstz('decided_at'),
     expiresAt: tstz('expires_at'),
   },
-  (t) => [index('approvals_tenant_status').on(t.tenantId, t.status)],
+  (t) => [
+    index('approvals_tenant_status').on(t.tenantId, t.status),
+    // At most one pending approval per equal change: two identical submissions at once still make one.
+    uniqueIndex('approvals_pending_change')
+      .on(t.tenantId, t.changeKey)
+      .where(sql`${t.status} = 'pending'`),
+  ],
 );

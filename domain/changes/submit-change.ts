@@ -4,8 +4,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DomainDeps } from '../deps';
 import { startOrJoin } from '../runs/start-or-join';
 import { approvals, deployments, targets } from '../../db/schema';
-import { insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
-import { claimIdempotencyKey } from '../idempotency';
+import { conflict, insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
+import { claimIdempotencyKey, claimedIdempotencyKey, repointIdempotencyKey } from '../idempotency';
+import { canonicalBudget, changeKey } from './change-key';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { computeImpactSummary } from './impact-summary';
@@ -28,9 +29,22 @@ export type ChangeRequest = {
   idempotencyKey: string | undefined;
   /** What the Idempotency-Key is checked against: the same key with another body is a conflict. */
   requestBody: unknown;
+  /**
+   * A deploy of the version already active on every target, with the same noise budget, changes
+   * nothing: it answers the active deployments instead of starting a run.
+   */
+  noopWhenLive: boolean;
 };
 
-export type SubmittedChange = { approvalId: string | null; deploymentIds: string[]; workflowId: string; runId: string };
+/**
+ * `started`: a new change (or, for a repeated Idempotency-Key, the one it started before);
+ * `reused`: an equal change already waited for approval, and this is it (nothing new recorded);
+ * `unchanged`: the version is already active on every target (nothing to do).
+ */
+export type SubmittedChange =
+  | { outcome: 'started'; approvalId: string | null; deploymentIds: string[]; workflowId: string; runId: string }
+  | { outcome: 'reused'; approvalId: string; deploymentIds: string[]; workflowId: string }
+  | { outcome: 'unchanged'; approvalId: null; deploymentIds: string[] };
 
 /** A stable id for one target's deployment within a change, so a retried request names the same rows. */
 function deploymentIdFor(changeId: string, targetId: string): string {
@@ -66,6 +80,13 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     return t;
   });
 
+  // A repeated Idempotency-Key names what its first request did, whatever was decided since.
+  const claimed = change.idempotencyKey ? await claimedIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : undefined;
+  if (claimed === undefined && change.noopWhenLive) {
+    const live = await activeEqualDeployments(deps, auth.tenantId, ruleId, version, change.noiseBudget, chosen);
+    if (live) return { outcome: 'unchanged', approvalId: null, deploymentIds: live };
+  }
+
   const limit = limitsOf(auth).activeDeployments;
   if (limit !== null) {
     const [{ n }] = (await db
@@ -94,12 +115,55 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     }
   }
 
-  const changeId = change.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : crypto.randomUUID();
+  const changeId =
+    claimed ?? (change.idempotencyKey ? await claimIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : crypto.randomUUID());
   const approvalId = change.approvalRequired ? changeId : null;
   const refs = chosen.map((t) => ({ deploymentId: approvalId ? deploymentIdFor(changeId, t.id) : changeId, targetId: t.id, targetName: t.name }));
+  const key = changeKey({ ruleId, version, targetIds: chosen.map((t) => t.id), noiseBudget: change.noiseBudget });
   const workflowId = approvalId ? workflowIds.approval(auth.tenantId, ruleId, approvalId) : workflowIds.deploy(auth.tenantId, ruleId, chosen[0]!.name, changeId);
 
-  await db.transaction(async (tx) => {
+  const reused = await db.transaction(async (tx) => {
+    if (approvalId) {
+      // The approval first: the partial unique index on its change key lets one equal change wait
+      // at a time, so of two identical submissions at once one records and the other reuses it.
+      const [recorded] = await tx
+        .insert(approvals)
+        .values({
+          id: approvalId,
+          tenantId: auth.tenantId,
+          ruleId,
+          version,
+          targets: chosen.map((t) => t.name),
+          deploymentIds: refs.map((r) => r.deploymentId),
+          noiseBudget: change.noiseBudget,
+          status: 'pending',
+          description: change.description,
+          link: change.link,
+          requestedBy: auth.tokenId,
+          requestedByPrincipal: auth.principal,
+          workflowId,
+          changeKey: key,
+          expiresAt: new Date(Date.now() + change.expiresInMs),
+        })
+        .onConflictDoNothing()
+        .returning({ id: approvals.id });
+      if (!recorded) {
+        const [same] = await tx
+          .select({ id: approvals.id })
+          .from(approvals)
+          .where(and(eq(approvals.id, approvalId), eq(approvals.tenantId, auth.tenantId)));
+        // Not this change's own row (a retry): an equal change waits already.
+        if (!same) {
+          const [pending] = await tx
+            .select()
+            .from(approvals)
+            .where(and(eq(approvals.tenantId, auth.tenantId), eq(approvals.changeKey, key), eq(approvals.status, 'pending')));
+          if (!pending) throw conflict('An equal change was decided at this very moment; submit again');
+          if (change.idempotencyKey) await repointIdempotencyKey(tx, auth.tenantId, 'change', change.idempotencyKey, pending.id);
+          return pending;
+        }
+      }
+    }
     await tx
       .insert(deployments)
       .values(
@@ -118,28 +182,9 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
         })),
       )
       .onConflictDoNothing();
-    if (approvalId) {
-      await tx
-        .insert(approvals)
-        .values({
-          id: approvalId,
-          tenantId: auth.tenantId,
-          ruleId,
-          version,
-          targets: chosen.map((t) => t.name),
-          deploymentIds: refs.map((r) => r.deploymentId),
-          noiseBudget: change.noiseBudget,
-          status: 'pending',
-          description: change.description,
-          link: change.link,
-          requestedBy: auth.tokenId,
-          requestedByPrincipal: auth.principal,
-          workflowId,
-          expiresAt: new Date(Date.now() + change.expiresInMs),
-        })
-        .onConflictDoNothing();
-    }
+    return undefined;
   });
+  if (reused) return { outcome: 'reused', approvalId: reused.id, deploymentIds: reused.deploymentIds, workflowId: reused.workflowId };
 
   const input: DeployInput = {
     tenantId: auth.tenantId,
@@ -165,5 +210,41 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     .update(deployments)
     .set({ runId })
     .where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
-  return { approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
+  return { outcome: 'started', approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
+}
+
+/**
+ * The active deployments of the rule on the targets, when every target runs `version` with the
+ * same noise budget; undefined otherwise. Read, not locked: two such deploys at once at worst
+ * put the same version on again, which supersedes it with itself.
+ */
+async function activeEqualDeployments(
+  deps: DomainDeps,
+  tenantId: string,
+  ruleId: string,
+  version: number,
+  noiseBudget: NoiseBudgetPolicy | null,
+  chosen: Array<{ id: string }>,
+): Promise<string[] | undefined> {
+  const live = await deps.database.db
+    .select({ id: deployments.id, targetId: deployments.targetId, version: deployments.version, noiseBudget: deployments.noiseBudget })
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.tenantId, tenantId),
+        eq(deployments.ruleId, ruleId),
+        eq(deployments.status, 'active'),
+        inArray(
+          deployments.targetId,
+          chosen.map((t) => t.id),
+        ),
+      ),
+    );
+  const ids: string[] = [];
+  for (const t of chosen) {
+    const d = live.find((l) => l.targetId === t.id);
+    if (!d || d.version !== version || canonicalBudget(d.noiseBudget) !== canonicalBudget(noiseBudget)) return undefined;
+    ids.push(d.id);
+  }
+  return ids;
 }

@@ -72,7 +72,8 @@ describe('deploy with approval', () => {
 
   it('refuses the requester deciding its own change, and decisions on unknown or foreign approvals', async () => {
     const both = (await createApiKey(svc, svc.token, { name: 'both', permissions: ['deploy', 'approve', 'rules:read'] })).token;
-    const res = await requestDeploy({}, both);
+    // v1 is live since the first test: a deploy of it would change nothing, so each change below sets a budget of its own.
+    const res = await requestDeploy({ noise_budget: { max_alerts_per_day: 500 } }, both);
     const approvalId = res.body.links.approval.split('/').at(-1);
     const own = await decide(approvalId, 'approve', both);
     expect(own.status).toBe(403);
@@ -86,7 +87,7 @@ describe('deploy with approval', () => {
   });
 
   it('ends as changes_requested, and a new version resubmits with the noise delta against the live one', async () => {
-    const res = await requestDeploy();
+    const res = await requestDeploy({ noise_budget: { max_alerts_per_day: 501 } });
     const approvalId = res.body.links.approval.split('/').at(-1);
     const decided = await decide(approvalId, 'request_changes', reviewer, 'narrow it');
     expect(decided.body).toMatchObject({ status: 'changes_requested', comment: 'narrow it' });
@@ -110,7 +111,7 @@ describe('deploy with approval', () => {
   });
 
   it('expires without a decision', async () => {
-    const res = await requestDeploy({ approval_expires_in: 'PT2S' });
+    const res = await requestDeploy({ approval_expires_in: 'PT2S', noise_budget: { max_alerts_per_day: 502 } });
     const approvalId = res.body.links.approval.split('/').at(-1);
     const approval = (await svc.request('GET', `/api/v1/approvals/${approvalId}?wait=10`)).body;
     expect(approval.status).toBe('expired');

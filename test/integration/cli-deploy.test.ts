@@ -33,10 +33,10 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
   });
   afterAll(() => stopCliTestBed({ svc, dir }));
 
-  it('pushes a rule file and deploys it without approval: exit 0 once the rule is live', async () => {
+  it('pushes a rule file and deploys it with --no-approval: exit 0 once the rule is live', async () => {
     const id = 'c1000000-0000-4000-8000-000000000001';
     const file = write(id, 1);
-    const r = await cli(['deploy', file, '--target', 'local', '--wait'], requester, dir);
+    const r = await cli(['deploy', file, '--target', 'local', '--no-approval', '--wait'], requester, dir);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
@@ -48,10 +48,11 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect(await activeVersions(id)).toEqual([1]);
   });
 
-  it('waits for a reviewer: self-approval exits 2, the reviewer approves, the waiting deploy exits 0, a second decision exits 1', async () => {
+  it('waits for a reviewer by default: self-approval exits 2, the reviewer approves, the waiting deploy exits 0, a second decision exits 1', async () => {
     const id = 'c1000000-0000-4000-8000-000000000002';
     const file = write(id, 1);
-    const waiting = background(['deploy', file, '--target', 'local', '--approval', '--budget', '50', '--wait', '--timeout', '45'], requester, dir);
+    // No approval flag: a deploy asks for a reviewer's decision unless told --no-approval.
+    const waiting = background(['deploy', file, '--target', 'local', '--budget', '50', '--wait', '--timeout', '45'], requester, dir);
     const [, approvalId, link] = await waiting.output(/^approval  ([0-9a-f-]{36}) waits for a reviewer: (\S+)$/m);
     // The link is the service's address for the approval, so a reviewer can open it from the CI log.
     expect(link).toBe(`${svc.url}/api/v1/approvals/${approvalId}`);
@@ -72,6 +73,8 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
     expect(done.stdout).toContain(`deploy    ${id} v1 → local: pending_approval`);
+    // The wait went through the decision (the service holds the request while the approval is pending) and says so.
+    expect(done.stdout).toContain(`approved  ${approvalId} by ${reviewerKeyId} (reviewed the diff): deploying\n`);
     expect(done.stdout.trimEnd().split('\n').at(-1)).toBe(`active    ${id} v1 is live on local, approved by ${reviewerKeyId}: reviewed the diff`);
     expect(await activeVersions(id)).toEqual([1]);
     // The budget reached the service with the deployment.
@@ -81,6 +84,39 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
     const again = await cli(['reject', approvalId!, '--comment', 'too late'], reviewer, dir);
     expect(again.code).toBe(1);
     expect(again.stdout).toBe(`not decided ${approvalId}: This approval is already approved\n`);
+  });
+
+  it('a re-run deploy job asks for no second approval, and a deploy of the live version changes nothing', async () => {
+    const id = 'c1000000-0000-4000-8000-000000000009';
+    const file = write(id, 1);
+    const first = await cli(['deploy', file, '--target', 'local'], requester, dir);
+    expect(first.code).toBe(0);
+    const [, approvalId] = /^approval {2}([0-9a-f-]{36}) waits for a reviewer/m.exec(first.stdout)!;
+
+    // The same job again (a retried pipeline): the same file, rule, version and target.
+    const again = await cli(['deploy', file, '--target', 'local'], requester, dir);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`unchanged ${file} → ${id} v1\n`);
+    expect(again.stdout).toContain(
+      `reuses    approval ${approvalId}: an equal change (same rule, version, target and budget) already waited for it; no second approval was requested\n`,
+    );
+    expect(again.stdout).toContain(`approval  ${approvalId} waits for a reviewer: ${svc.url}/api/v1/approvals/${approvalId}\n`);
+    expect((await svc.request('GET', `/api/v1/approvals?rule_id=${id}`)).body.items.map((a: { id: string }) => a.id)).toEqual([approvalId]);
+
+    expect((await cli(['approve', approvalId!], reviewer, dir)).code).toBe(0);
+    const [deployment] = (await svc.request('GET', `/api/v1/deployments?rule_id=${id}`)).body.items;
+    expect((await svc.request('GET', `/api/v1/deployments/${deployment.id}?wait=30`)).body.status).toBe('active');
+
+    // Once live, the job has nothing to do: exit 0, no approval, no run.
+    const live = await cli(['deploy', file, '--target', 'local', '--wait', '--timeout', '30'], requester, dir);
+    expect(live.stderr).toBe('');
+    expect(live.code).toBe(0);
+    expect(live.stdout.trimEnd().split('\n').at(-1)).toBe(`unchanged ${id} v1 is already live on local (deployment ${deployment.id}): nothing to deploy`);
+    const json = await cli(['deploy', id, '--target', 'local', '--format', 'json'], requester, dir);
+    expect(JSON.parse(json.stdout)).toMatchObject({ live: true, unchanged: true, approval: null, deployment: { id: deployment.id, status: 'active' } });
+    expect((await svc.request('GET', `/api/v1/approvals?rule_id=${id}`)).body.items).toHaveLength(1);
+    expect((await svc.request('GET', `/api/v1/deployments?rule_id=${id}`)).body.items).toHaveLength(1);
   });
 
   it('exits 1 from the waiting deploy when the reviewer rejects, saying who and why', async () => {
@@ -124,8 +160,8 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
 
   it('rolls back to the version live before with exit 0, and takes a rule with no earlier version off the target', async () => {
     const id = 'c1000000-0000-4000-8000-000000000005';
-    expect((await cli(['deploy', write(id, 1), '--target', 'local', '--wait'], requester, dir)).code).toBe(0);
-    const second = await cli(['deploy', write(id, 2), '--target', 'local', '--wait', '--format', 'json'], requester, dir);
+    expect((await cli(['deploy', write(id, 1), '--target', 'local', '--no-approval', '--wait'], requester, dir)).code).toBe(0);
+    const second = await cli(['deploy', write(id, 2), '--target', 'local', '--no-approval', '--wait', '--format', 'json'], requester, dir);
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ live: true, pushed: { rule_id: id, version: 2, created: true }, deployment: { version: 2, status: 'active' } });
     expect(await activeVersions(id)).toEqual([2]);
@@ -139,7 +175,7 @@ describe('detflow deploy, approve/reject, rollback (the real binary against the 
 
     // A rule deployed once has nothing to go back to: the rollback retires it.
     const once = 'c1000000-0000-4000-8000-000000000006';
-    expect((await cli(['deploy', write(once, 1), '--target', 'local', '--wait'], requester, dir)).code).toBe(0);
+    expect((await cli(['deploy', write(once, 1), '--target', 'local', '--no-approval', '--wait'], requester, dir)).code).toBe(0);
     const removed = await cli(['rollback', once, '--target', 'local', '--reason', 'false positives', '--wait', '--format', 'json'], requester, dir);
     expect(removed.code).toBe(0);
     expect(JSON.parse(removed.stdout)).toMatchObject({

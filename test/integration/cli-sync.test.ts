@@ -130,7 +130,7 @@ describe('detflow sync (the CLI against the real service)', () => {
     expect(await live(target)).toEqual({ [upd]: 1, [same]: 1, [gone]: 2 });
 
     // Without --allow-delete the rest is applied and the delete is skipped: the target still differs (3).
-    const applied = await sync(dir, '--target', target, '--apply', '--wait', '--timeout', '45', '--budget', '100');
+    const applied = await sync(dir, '--target', target, '--apply', '--no-approval', '--wait', '--timeout', '45', '--budget', '100');
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(3);
     const lines = applied.stdout.split('\n');
@@ -211,7 +211,7 @@ describe('detflow sync (the CLI against the real service)', () => {
     ]);
     expect(doc.rules[0].diff).toContain(`--- ${id}@v1 (deployed on ${target})\n+++ ${dir}/r.yml\n`);
 
-    const applied = await sync(dir, '--target', target, '--apply', '--wait', '--timeout', '45', '--format', 'json');
+    const applied = await sync(dir, '--target', target, '--apply', '--no-approval', '--wait', '--timeout', '45', '--format', 'json');
     expect(applied.code).toBe(0);
     // One JSON document on stdout; the progress went to stderr, and nothing was stored.
     const result = JSON.parse(applied.stdout);
@@ -223,7 +223,7 @@ describe('detflow sync (the CLI against the real service)', () => {
 
     // Going back to an older text deploys the old version: still no duplicate.
     fs.writeFileSync(path.join(dir, 'r.yml'), rule(id, 1));
-    const back = await sync(dir, '--target', target, '--apply', '--wait', '--timeout', '45');
+    const back = await sync(dir, '--target', target, '--apply', '--no-approval', '--wait', '--timeout', '45');
     expect(back.stdout.split('\n')[0]).toBe(`update    ${id} v2 → v1 from ${dir}/r.yml: Sync subject`);
     expect(back.code).toBe(0);
     expect(await versionCount(id)).toBe(2);
@@ -249,7 +249,8 @@ describe('detflow sync (the CLI against the real service)', () => {
     expect(plan.code).toBe(3);
     expect(plan.stdout).toContain(`create    ${a} v1 from ${dir}/a.yml: Sync subject\n          already on its way: deployment `);
 
-    const waiting = start(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '45');
+    // Approval is the default: no flag needed.
+    const waiting = start(dir, '--target', target, '--apply', '--wait', '--timeout', '45');
     // Decided once the sync has joined both deployments and waits; each decision is on the approval the first apply requested.
     await until('the sync to join both deployments', async () => ((waiting.seen.stdout.match(/^joins /gm) ?? []).length === 2 ? true : undefined));
     const decide = (id: string, decision: string, comment: string) =>
@@ -270,7 +271,7 @@ describe('detflow sync (the CLI against the real service)', () => {
     const target = await newTarget('sync-timeout');
     const [a, b] = ['5a000000-0000-4000-8000-0000000000a1', '5a000000-0000-4000-8000-0000000000a2'];
     // a is deployed without approval (goes live); b is then requested with approval and nobody decides.
-    const first = await sync(folder('timeout-a', { 'a.yml': rule(a, 1) }), '--target', target, '--apply', '--wait', '--timeout', '45');
+    const first = await sync(folder('timeout-a', { 'a.yml': rule(a, 1) }), '--target', target, '--apply', '--no-approval', '--wait', '--timeout', '45');
     expect(first.code).toBe(0);
     const dir = folder('timeout-ab', { 'a.yml': rule(a, 1), 'b.yml': rule(b, 1) });
     const done = await sync(dir, '--target', target, '--apply', '--approval', '--wait', '--timeout', '2', '--format', 'json');
@@ -375,6 +376,9 @@ describe('detflow sync (the CLI against the real service)', () => {
     const notApply = await sync(dir, '--target', 'local', '--allow-delete', '--wait');
     expect(notApply.code).toBe(2);
     expect(notApply.stderr).toContain('--allow-delete, --wait apply with --apply');
+    const noApproval = await sync(dir, '--target', 'local', '--no-approval');
+    expect(noApproval.code).toBe(2);
+    expect(noApproval.stderr).toContain('--no-approval applies with --apply');
     const file = await sync(path.join(dir, 'r.yml'), '--target', 'local');
     expect(file.code).toBe(2);
     expect(file.stderr).toContain('is not a directory');

@@ -67,18 +67,21 @@ describe('deploy walking skeleton: API → Temporal → worker → activities �
   });
 
   it('returns the same deployment and run for the same Idempotency-Key, and a second run for a second key', async () => {
-    const first = await deploy('ci-build-1001');
-    const again = await deploy('ci-build-1001');
+    // v1 is live since the test before: each change here sets a budget of its own, or it would change nothing.
+    const first = await deploy('ci-build-1001', { noise_budget: { max_alerts_per_day: 900 } });
+    const again = await deploy('ci-build-1001', { noise_budget: { max_alerts_per_day: 900 } });
     expect(first.status).toBe(202);
     expect(again.status).toBe(202);
     expect(again.body.id).toBe(first.body.id);
     expect(again.body.run_id).toBe(first.body.run_id);
     await waitActive(first.body.id);
     // Even after the run finished, the key still names it.
-    const late = await deploy('ci-build-1001');
+    const late = await deploy('ci-build-1001', { noise_budget: { max_alerts_per_day: 900 } });
     expect(late.body).toMatchObject({ id: first.body.id, run_id: first.body.run_id, status: 'active' });
 
-    const second = await deploy('ci-build-1002');
+    // Another key for the same change (the version is live) would change nothing: this one sets a budget.
+    const second = await deploy('ci-build-1002', { noise_budget: { max_alerts_per_day: 1000 } });
+    expect(second.status).toBe(202);
     expect(second.body.id).not.toBe(first.body.id);
     expect(second.body.run_id).not.toBe(first.body.run_id);
     await waitActive(second.body.id);

@@ -70,6 +70,13 @@ export type TestService = {
    * work go before `close`, which drains the abandoned workers.
    */
   crashWorker(): Promise<void>;
+  /**
+   * Stops the API as a restart of the service does: it stops listening at once, and requests still
+   * open (a long-poll) are cut when the 5 s drain runs out. `apiUp` starts it again.
+   */
+  apiDown(): Promise<void>;
+  /** Starts the API again on the port it had, with the same database, worker and Temporal client. */
+  apiUp(): Promise<void>;
   /** Sends a request to the API; the body is sent as JSON unless it is a string. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
@@ -170,23 +177,23 @@ export async function startTestService(
   };
   await startWorker();
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
-  const api = await startApi(
-    {
-      config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken, ...options.config },
-      database,
-      logger: options.apiLogger ?? logger,
-      secrets,
-      siem,
-      temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
-      metrics,
-      ...(options.now ? { now: options.now } : {}),
-    },
-    '127.0.0.1',
-    0,
-  );
+  const apiDeps = {
+    config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken, ...options.config },
+    database,
+    logger: options.apiLogger ?? logger,
+    secrets,
+    siem,
+    temporal: { client, namespace: 'default', taskQueue, uiUrl: 'http://127.0.0.1:8233' },
+    metrics,
+    ...(options.now ? { now: options.now } : {}),
+  };
+  let api = await startApi(apiDeps, '127.0.0.1', 0);
+  const port = Number(new URL(api.url).port);
   return {
     url: api.url,
-    api,
+    get api() {
+      return api;
+    },
     token,
     database,
     client,
@@ -207,6 +214,10 @@ export async function startTestService(
       abandoned.push({ run: workerRun!, connection: connection! });
       worker!.shutdown();
       await startWorker();
+    },
+    apiDown: () => api.close(),
+    apiUp: async () => {
+      api = await startApi(apiDeps, '127.0.0.1', port);
     },
     close: async () => {
       await api.close();

@@ -1,0 +1,2 @@
+ALTER TABLE "approvals" ADD COLUMN "change_key" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "approvals_pending_change" ON "approvals" USING btree ("tenant_id","change_key") WHERE "approvals"."status" = 'pending';
