@@ -1,6 +1,5 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { ApiClient } from './api-client';
+import { newIdempotencyKey, type ApiClient } from './api-client';
 import { UsageError } from './io';
 import { pushRuleFile, type StoredVersion } from './push';
 import { ruleFiles } from './rule-files';
@@ -82,7 +81,7 @@ export async function replayOne(client: ApiClient, subject: ReplaySubject, reque
     '/rules/replay',
     { ...rule, target: request.target, lookback: request.window, ...(request.budget !== undefined ? { noise_budget: { max_alerts_per_day: request.budget } } : {}) },
     // A resent request (after a dropped connection) then finds this replay instead of starting another.
-    { 'idempotency-key': crypto.randomUUID() },
+    { idempotencyKey: newIdempotencyKey() },
   );
   const replay = await waitForReplay(client, run.id, deadline);
   return { subject, seconds: seconds(), kind: 'ran', ...(pushed ? { pushed } : {}), replay };
