@@ -110,6 +110,7 @@ async function main() {
       client,
       metrics,
       driftCheckMinutes: config.driftCheckMinutes,
+      webhookRetry: config.webhookRetry,
       shutdownGraceMs: config.shutdownGraceSeconds * 1000,
     });
     const workerDone = worker.run();
