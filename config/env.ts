@@ -44,6 +44,7 @@ const envSchema = z.object({
   DETFLOW_BODY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   DETFLOW_METRICS_TOKEN: optionalString,
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
+  DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   // Webhook retries: the first wait, doubled at each failed attempt up to the longest, for so many attempts.
   DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: z.coerce.number().min(0.01).max(3600).default(1),
@@ -96,6 +97,8 @@ export type AppConfig = {
   driftCheckMinutes: number;
   /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
   webhookRetry: WebhookRetry;
+  /** Where `POST /settings/backup` writes backups (DETFLOW_BACKUP_DIR, default DATA_DIR/backups). */
+  backupDir: string;
 };
 
 export type WebhookRetry = { firstSeconds: number; maxSeconds: number; maxAttempts: number };
@@ -143,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
+    backupDir: path.resolve(e.DETFLOW_BACKUP_DIR ?? path.join(e.DATA_DIR, 'backups')),
     webhookRetry: {
       firstSeconds: e.DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS,
       maxSeconds: Math.max(e.DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS, e.DETFLOW_WEBHOOK_RETRY_MAX_SECONDS),

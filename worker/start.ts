@@ -14,6 +14,7 @@ import { connectClient, ensureSearchAttributes, probeTemporal } from './temporal
 import { DependencyMonitor } from '../lib/dependency-monitor';
 import { createWorker } from './create-worker';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { backupTaker } from './backup';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
@@ -130,6 +131,9 @@ async function main() {
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
         metrics,
         readiness,
+        ...(database.kind === 'pglite'
+          ? { backup: backupTaker({ dataDir: config.dataDir, backupsDir: config.backupDir, database, localStore: siem.localStore, devServer }) }
+          : {}),
       },
       config.host,
       config.port,

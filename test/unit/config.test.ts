@@ -43,6 +43,11 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('writes backups under DATA_DIR/backups unless DETFLOW_BACKUP_DIR says elsewhere', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/detflow' }).backupDir).toBe('/srv/detflow/backups');
+    expect(loadConfig({ DATA_DIR: '/srv/detflow', DETFLOW_BACKUP_DIR: '/mnt/backups' }).backupDir).toBe('/mnt/backups');
+  });
+
   it('treats an empty DATABASE_URL as unset', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db');
