@@ -18,7 +18,7 @@ export type StartedRedelivery = { id: string; workflowId: string; runId: string 
  */
 export async function redeliverWebhook(deps: DomainDeps, auth: Actor, deliveryId: string): Promise<StartedRedelivery> {
   const { db } = deps.database;
-  await findWebhook(db, auth);
+  const webhook = await findWebhook(db, auth);
   const [row] = await db
     .select()
     .from(webhookDeliveries)
@@ -29,9 +29,10 @@ export async function redeliverWebhook(deps: DomainDeps, auth: Actor, deliveryId
   if (row.status === 'pending') return { id: deliveryId, workflowId, runId: await joinRedelivery(deps, workflowId, deliveryId) };
 
   // Claimed before the run starts, so the run's own "given up" mark (pending → failed) cannot be lost.
+  // Sent to the webhook's URL of now: a URL corrected after an outage gets what was given up.
   const claimed = await db
     .update(webhookDeliveries)
-    .set({ status: 'pending' })
+    .set({ status: 'pending', url: webhook.url })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'failed'), eq(webhookDeliveries.attempts, row.attempts)))
     .returning({ id: webhookDeliveries.id });
   if (claimed.length === 0) return { id: deliveryId, workflowId, runId: await joinRedelivery(deps, workflowId, deliveryId) };

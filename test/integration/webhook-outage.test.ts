@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { createApiKey, createTenant, sigmaRule, startTestService, type TestService, until } from '../support/harness';
 
-type Received = { delivery: string; event: string; bodyDelivery: string; answered: number };
+type Received = { path: string | undefined; delivery: string; event: string; bodyDelivery: string; answered: number };
 
 /** A real receiver on loopback: down (nothing listens: connection refused), or up answering a status the test sets. */
 class Receiver {
@@ -16,6 +16,7 @@ class Receiver {
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         this.received.push({
+          path: req.url,
           delivery: String(req.headers['x-detflow-delivery']),
           event: String(req.headers['x-detflow-event']),
           bodyDelivery: JSON.parse(body).delivery_id,
@@ -126,6 +127,8 @@ describe('webhook receiver outage', () => {
     expect(failed.last_error).toMatch(/503/);
     expect(receiver.acknowledgedCount().size).toBe(0);
 
+    // The receiver's URL was corrected meanwhile: the re-send goes there.
+    expect((await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/moved` } })).status).toBe(200);
     // Re-sent while the receiver still fails: a repeated request joins the same run.
     const first = await svc.request('POST', `/api/v1/settings/webhook/deliveries/${failed.id}/redeliver`);
     expect(first.status).toBe(202);
@@ -140,6 +143,8 @@ describe('webhook receiver outage', () => {
     expect(done.attempts.length).toBeGreaterThan(RETRY.maxAttempts);
     await sleep(1000);
     expect(Object.fromEntries(receiver.acknowledgedCount())).toEqual({ [failed.id]: 1 });
+    expect(receiver.received.filter((r) => r.answered < 300).map((r) => r.path)).toEqual(['/moved']);
+    expect(done.url).toBe(`http://127.0.0.1:${receiver.port}/moved`);
     expect(receiver.received.every((r) => r.event === 'webhook.test')).toBe(true);
 
     // Delivered: never sent twice.
