@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import type { SecretBox } from '../config/secret-box';
+import type { WebhookRetry } from '../config/env';
 import type { SiemAdapters } from '../siem/adapters';
 import type { DomainMetrics } from '../domain/metrics';
 import { createDeploymentActivities } from './deployments';
@@ -24,6 +25,8 @@ export type ActivityDeps = {
   temporal: TemporalDeps;
   /** What the activities' use cases count (detection runs, alerts, webhook deliveries); nothing without it. */
   metrics?: DomainMetrics;
+  /** How webhook deliveries are retried (DETFLOW_WEBHOOK_RETRY_*); the default schedule without it. */
+  webhookRetry?: WebhookRetry;
 };
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */

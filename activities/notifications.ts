@@ -6,6 +6,7 @@ export function createNotificationActivities(deps: NotificationDeps) {
   const deliveries = webhookDelivery(deps);
   return {
     recordNotification: deliveries.recordNotification,
+    webhookRetryPolicy: deliveries.webhookRetryPolicy,
     /** An attempt stops when Temporal cancels the activity (the run was cancelled or timed out). */
     deliverWebhook: (input: { deliveryId: string }) => deliveries.deliverWebhook(input, Context.current().cancellationSignal),
     markDeliveryFailed: deliveries.markDeliveryFailed,

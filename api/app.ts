@@ -19,6 +19,7 @@ import { apiKeyRoutes } from './settings/api-keys.routes';
 import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
 import { webhookRoutes } from './settings/webhook.routes';
+import { backupRoutes } from './settings/backup.routes';
 import { targetRoutes } from './settings/targets.routes';
 import { eventRoutes } from './events/events.routes';
 import { alertRoutes } from './alerts/alerts.routes';
@@ -77,6 +78,7 @@ export function buildApp(given: ApiDeps): App {
     ...tenantRoutes(deps, tokenCache),
     ...auditRoutes(deps, () => auditWriter.flush()),
     ...webhookRoutes(deps),
+    ...backupRoutes(deps),
     ...targetRoutes(deps),
     ...eventRoutes(deps),
     ...alertRoutes(deps),

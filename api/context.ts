@@ -1,3 +1,4 @@
+import type { TakeBackup } from './settings/backup.routes';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import type { DomainDeps, TemporalContext } from '../domain/deps';
@@ -16,6 +17,8 @@ export type ApiDeps = DomainDeps & {
    * reads; startApi makes and runs one over the database and Temporal when the process gives none.
    */
   readiness?: DependencyMonitor;
+  /** Takes a backup of the embedded default (`POST /settings/backup`); absent, that answers 409. */
+  backup?: TakeBackup;
 };
 
 export function runLink(temporal: TemporalContext, workflowId: string, runId: string | null): string | undefined {

@@ -44,7 +44,12 @@ const envSchema = z.object({
   DETFLOW_BODY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   DETFLOW_METRICS_TOKEN: optionalString,
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
+  DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  // Webhook retries: the first wait, doubled at each failed attempt up to the longest, for so many attempts.
+  DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: z.coerce.number().min(0.01).max(3600).default(1),
+  DETFLOW_WEBHOOK_RETRY_MAX_SECONDS: z.coerce.number().min(0.01).max(86400).default(300),
+  DETFLOW_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
   DETFLOW_TEMPORAL_METRICS_ADDRESS: optionalString.pipe(
     z
       .string()
@@ -90,7 +95,16 @@ export type AppConfig = {
   temporalMetricsAddress: string | undefined;
   /** How often the scheduled drift check compares every target with what detflow deployed there. */
   driftCheckMinutes: number;
+  /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
+  webhookRetry: WebhookRetry;
+  /** Where `POST /settings/backup` writes backups (DETFLOW_BACKUP_DIR, default DATA_DIR/backups). */
+  backupDir: string;
 };
+
+export type WebhookRetry = { firstSeconds: number; maxSeconds: number; maxAttempts: number };
+
+/** About an hour of retries: a receiver down for a maintenance window still gets every event. */
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = { firstSeconds: 1, maxSeconds: 300, maxAttempts: 20 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -132,5 +146,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
+    backupDir: path.resolve(e.DETFLOW_BACKUP_DIR ?? path.join(e.DATA_DIR, 'backups')),
+    webhookRetry: {
+      firstSeconds: e.DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS,
+      maxSeconds: Math.max(e.DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS, e.DETFLOW_WEBHOOK_RETRY_MAX_SECONDS),
+      maxAttempts: e.DETFLOW_WEBHOOK_MAX_ATTEMPTS,
+    },
   };
 }

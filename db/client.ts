@@ -25,6 +25,11 @@ export type Database = {
   queryPrepared<T>(name: string, text: string, params: unknown[]): Promise<T[]>;
   /** Cheap round trip, for readiness checks. */
   ping(): Promise<void>;
+  /**
+   * PGlite only: the data folder as a tarball, taken between transactions while the service runs
+   * (backups, written out by `writePgliteDataDir`; PostgreSQL is backed up with pg_dump).
+   */
+  dumpDataDir?(): Promise<Blob>;
   close(): Promise<void>;
 };
 
@@ -57,8 +62,16 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     ping: async () => {
       await client.query('select 1');
     },
+    // Between transactions (and between queries, which dumpDataDir waits for), so no change is half in.
+    dumpDataDir: () => client._runExclusiveTransaction(() => client.dumpDataDir('none')),
     close: () => client.close(),
   };
+}
+
+/** Writes a tarball from `Database.dumpDataDir` out as a PGlite data folder at `dir` (a new folder). */
+export async function writePgliteDataDir(dir: string, tarball: Blob): Promise<void> {
+  const copy = await PGlite.create(dir, { loadDataDir: tarball });
+  await copy.close();
 }
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];

@@ -5,6 +5,7 @@ import type { Db } from '../db/client';
 import { createActivities } from '../activities';
 import { ensureDriftSchedule, ensureRetentionSchedule } from '../activities/schedules';
 import type { SecretBox } from '../config/secret-box';
+import type { WebhookRetry } from '../config/env';
 import type { SiemAdapters } from '../siem/adapters';
 import type { DomainMetrics } from '../domain/metrics';
 
@@ -22,6 +23,8 @@ export type WorkerWiring = {
   metrics?: DomainMetrics;
   /** How often the scheduled drift check runs (DETFLOW_DRIFT_CHECK_MINUTES). */
   driftCheckMinutes?: number;
+  /** How webhook deliveries are retried (DETFLOW_WEBHOOK_RETRY_*). */
+  webhookRetry?: WebhookRetry;
   /** On shutdown, how long activity attempts in flight may run before they are cancelled (default: none). */
   shutdownGraceMs?: number;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
@@ -45,6 +48,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
         siem: wiring.siem,
         temporal: { client: wiring.client, taskQueue: wiring.taskQueue },
         ...(wiring.metrics ? { metrics: wiring.metrics } : {}),
+        ...(wiring.webhookRetry ? { webhookRetry: wiring.webhookRetry } : {}),
       }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });

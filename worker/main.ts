@@ -43,6 +43,7 @@ async function main() {
     client,
     metrics,
     driftCheckMinutes: config.driftCheckMinutes,
+    webhookRetry: config.webhookRetry,
   });
   // This worker's own metrics (detection runs, alerts, webhook deliveries), when a port is given.
   const metricsServer =

@@ -14,6 +14,7 @@ import { connectClient, ensureSearchAttributes, probeTemporal } from './temporal
 import { DependencyMonitor } from '../lib/dependency-monitor';
 import { createWorker } from './create-worker';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { backupTaker } from './backup';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
@@ -110,6 +111,7 @@ async function main() {
       client,
       metrics,
       driftCheckMinutes: config.driftCheckMinutes,
+      webhookRetry: config.webhookRetry,
       shutdownGraceMs: config.shutdownGraceSeconds * 1000,
     });
     const workerDone = worker.run();
@@ -129,6 +131,9 @@ async function main() {
         temporal: { client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, uiUrl },
         metrics,
         readiness,
+        ...(database.kind === 'pglite'
+          ? { backup: backupTaker({ dataDir: config.dataDir, backupsDir: config.backupDir, database, localStore: siem.localStore, devServer }) }
+          : {}),
       },
       config.host,
       config.port,

@@ -8,6 +8,11 @@ export type SupervisedDevServer = {
   restarts(): number;
   /** The server process of the moment (tests kill it to see it come back). */
   current(): DevServer;
+  /**
+   * Stops the server cleanly, runs `fn` while nothing writes its database file (a backup copies it),
+   * then starts it again on the same file; runs go on where they were, as after a restart.
+   */
+  pausedWhile<T>(fn: () => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 };
 
@@ -32,6 +37,8 @@ export async function superviseTemporalDevServer(options: DevServerOptions, logg
   let startedAt = Date.now();
   let restarts = 0;
   let stopping = false;
+  // Set while pausedWhile holds the server stopped: the watch waits for it instead of restarting.
+  let paused: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -47,6 +54,10 @@ export async function superviseTemporalDevServer(options: DevServerOptions, logg
     while (!stopping) {
       const { code, signal } = await server.exited;
       if (stopping) return;
+      if (paused) {
+        await paused;
+        continue;
+      }
       if (Date.now() - startedAt >= backoff.healthyAfterMs) delay = backoff.initialMs;
       logger.error(
         { code, signal, logFile: options.logFile, restartInMs: delay },
@@ -77,6 +88,27 @@ export async function superviseTemporalDevServer(options: DevServerOptions, logg
     uiUrl: server.uiUrl,
     restarts: () => restarts,
     current: () => server,
+    pausedWhile: async <T>(fn: () => Promise<T>): Promise<T> => {
+      if (paused) throw new Error('the Temporal dev server is paused already');
+      let resume!: () => void;
+      paused = new Promise<void>((r) => (resume = r));
+      try {
+        await server.stop();
+        logger.info('the Temporal dev server is stopped for a backup');
+        return await fn();
+      } finally {
+        try {
+          if (!stopping) {
+            server = await startTemporalDevServer(options);
+            startedAt = Date.now();
+            logger.info({ address: server.address }, 'the Temporal dev server is running again after the backup');
+          }
+        } finally {
+          paused = undefined;
+          resume();
+        }
+      }
+    },
     stop: async () => {
       stopping = true;
       wake?.();

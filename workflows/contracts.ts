@@ -45,6 +45,7 @@ export const WorkflowType = {
   Replay: 'Replay',
   ShadowEvaluation: 'ShadowEvaluation',
   Notify: 'Notify',
+  Redeliver: 'Redeliver',
   DetectionRun: 'DetectionRun',
   ApplyRetention: 'ApplyRetention',
   DriftCheck: 'DriftCheck',
@@ -74,6 +75,8 @@ export const workflowIds = {
   rollback: (tenantId: string, ruleId: string, targetName: string, key: string) => `rollback/${tenantId}/${ruleId}/${targetName}/${key}`,
   /** One notification, keyed by what caused it so it is sent once. */
   notify: (tenantId: string, event: string, ...key: string[]) => [`notify/${tenantId}/${event}`, ...key].join('/'),
+  /** A re-send of a given-up delivery, keyed by the attempts it had: repeated requests join one run. */
+  redeliver: (tenantId: string, deliveryId: string, attempts: number) => `notify/${tenantId}/redeliver/${deliveryId}/${attempts}`,
   /** The schedule (and the id of each run it starts) of a deployment's scheduled detection. */
   detectionSchedule: (tenantId: string, deploymentId: string) => `detect/${tenantId}/${deploymentId}`,
   retentionSchedule: 'retention/daily',

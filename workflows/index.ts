@@ -1,6 +1,6 @@
 // The worker bundles this module: every workflow the task queue runs is exported from here.
 export { DeployWithApproval } from './deploy-with-approval';
-export { Notify } from './notify';
+export { Notify, Redeliver } from './notify';
 export { DetectionRun } from './detection-run';
 export { Rollback } from './rollback';
 export { ApplyRetention } from './retention';

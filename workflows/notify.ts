@@ -1,4 +1,4 @@
-import { ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { ParentClosePolicy, log, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
 import { KIND, TENANT, workflowIds, FailureType } from './contracts';
@@ -11,24 +11,39 @@ const bookkeeping = proxyActivities<NotificationActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
-// A receiver that is down gets retried with backoff for about an hour before we give up.
-const delivery = proxyActivities<NotificationActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 20,
-    nonRetryableErrorTypes: [FailureType.DeliveryNotFound, FailureType.WebhookRemoved],
-  },
-});
+// The schedule until mid-2026 (and the default): about an hour of retries before a delivery is given up.
+const LEGACY_RETRY = { firstSeconds: 1, maxSeconds: 300, maxAttempts: 20 };
+
+function deliveryActivities(retry: { firstSeconds: number; maxSeconds: number; maxAttempts: number }) {
+  return proxyActivities<NotificationActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: Math.round(retry.firstSeconds * 1000),
+      backoffCoefficient: 2,
+      maximumInterval: Math.round(retry.maxSeconds * 1000),
+      maximumAttempts: retry.maxAttempts,
+      nonRetryableErrorTypes: [FailureType.DeliveryNotFound, FailureType.WebhookRemoved],
+    },
+  });
+}
 
 /** Records one notification for the tenant's webhook and delivers it, retrying until it is acknowledged. */
 export async function Notify(input: NotifyInput): Promise<NotifyResult> {
   const deliveryId = await bookkeeping.recordNotification(input);
   if (!deliveryId) return { deliveryId: null, delivered: false, attempts: 0, error: null };
+  // Runs started before the schedule was configurable replay without the extra activity.
+  const retry = patched('webhook-retry-config') ? await bookkeeping.webhookRetryPolicy() : LEGACY_RETRY;
+  return deliver(deliveryId, retry);
+}
+
+/** Sends a recorded delivery again (same id, same body) after it was given up: `POST .../deliveries/{id}/redeliver`. */
+export async function Redeliver(input: { deliveryId: string }): Promise<NotifyResult> {
+  return deliver(input.deliveryId, await bookkeeping.webhookRetryPolicy());
+}
+
+async function deliver(deliveryId: string, retry: typeof LEGACY_RETRY): Promise<NotifyResult> {
   try {
-    const { attempts } = await delivery.deliverWebhook({ deliveryId });
+    const { attempts } = await deliveryActivities(retry).deliverWebhook({ deliveryId });
     return { deliveryId, delivered: true, attempts, error: null };
   } catch (err) {
     const reason = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;

@@ -217,6 +217,8 @@ const Delivery = openapi(
     url: z.string(),
     status: z.enum(['pending', 'delivered', 'failed']),
     attempts: z.array(DeliveryAttempt),
+    /** Why it was given up (or why the last attempt failed); null once delivered. */
+    last_error: z.string().nullable(),
     created_at: z.string(),
     delivered_at: z.string().nullable(),
     payload: z.record(z.string(), z.unknown()),

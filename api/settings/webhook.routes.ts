@@ -6,9 +6,10 @@ import { ProblemSchema } from '../http/problem';
 import { deleteWebhook, findWebhook, putWebhook } from '../../domain/notifications/webhook-settings';
 import { sendTestNotification } from '../../domain/notifications/test-notification';
 import { listDeliveries } from '../../domain/notifications/webhook-deliveries';
+import { redeliverWebhook } from '../../domain/notifications/redeliver';
 import { WorkflowStarted } from '../deployments/schemas';
 import { deliveryView, webhookView } from './webhook.view';
-import { DeliveryList, DeliveryQuery, PutWebhookBody, Webhook } from './schemas';
+import { DeliveryList, DeliveryQuery, PutWebhookBody, UuidParams, Webhook } from './schemas';
 
 const DELIVERIES = '/api/v1/settings/webhook/deliveries';
 
@@ -99,6 +100,31 @@ export function webhookRoutes(deps: ApiDeps) {
         return {
           status: 200,
           body: { items: page.items.map(deliveryView), next_cursor: page.more ? encodeCursor(page.items.at(-1)!.delivery.createdAt.toISOString()) : null },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/settings/webhook/deliveries/{id}/redeliver',
+      operationId: 'redeliverWebhookDelivery',
+      summary: 'Send a given-up delivery (status failed) again, with the same delivery id and body',
+      tag: 'settings',
+      permission: 'admin',
+      scope: { kind: 'every-environment' },
+      params: UuidParams,
+      responses: {
+        202: { description: 'The re-send run started (or, repeated, the one already running)', schema: WorkflowStarted },
+        404: { description: 'No such delivery in this tenant, or no webhook is configured', schema: ProblemSchema },
+        409: { description: 'The delivery was delivered already, or is still being retried by its first run', schema: ProblemSchema },
+      },
+      handler: async ({ params, auth }) => {
+        const started = await redeliverWebhook(deps, auth, params.id);
+        const run = runLink(deps.temporal, started.workflowId, started.runId);
+        const self = `${DELIVERIES}?status=pending`;
+        return {
+          status: 202,
+          headers: { Location: self },
+          body: { id: started.id, status: 'running', workflow_id: started.workflowId, run_id: started.runId, links: { self, ...(run ? { run } : {}) } },
         };
       },
     }),

@@ -13,6 +13,7 @@ export function deliveryView({ delivery: d, attempts }: DeliveryWithAttempts) {
     url: d.url,
     status: d.status,
     attempts: attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })),
+    last_error: d.lastError,
     created_at: d.createdAt.toISOString(),
     delivered_at: d.deliveredAt?.toISOString() ?? null,
     payload: d.payload,

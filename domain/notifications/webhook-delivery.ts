@@ -4,17 +4,31 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
 import type { SecretBox } from '../../config/secret-box';
+import { DEFAULT_WEBHOOK_RETRY, type WebhookRetry } from '../../config/env';
 import { buildWebhookBody, signWebhook } from './webhook-message';
 import { FailureType } from '../../workflows/contracts';
 import { noMetrics, type DomainMetrics } from '../metrics';
 
-export type NotificationDeps = { db: Db; secrets: SecretBox; fetchImpl?: typeof fetch; now?: () => Date; metrics?: DomainMetrics };
+export type NotificationDeps = {
+  db: Db;
+  secrets: SecretBox;
+  fetchImpl?: typeof fetch;
+  now?: () => Date;
+  metrics?: DomainMetrics;
+  /** How deliveries are retried (DETFLOW_WEBHOOK_RETRY_*); about an hour without it. */
+  webhookRetry?: WebhookRetry;
+};
 
 const TIMEOUT_MS = 10_000;
 
 /** Webhook deliveries: recorded once per cause, sent and attempted with every attempt recorded. */
-export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => new Date(), metrics = noMetrics }: NotificationDeps) {
+export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => new Date(), metrics = noMetrics, webhookRetry = DEFAULT_WEBHOOK_RETRY }: NotificationDeps) {
   return {
+    /** The retry schedule is the worker's configuration, which a workflow cannot read itself. */
+    async webhookRetryPolicy(): Promise<WebhookRetry> {
+      return webhookRetry;
+    },
+
     /**
      * Records a notification for the tenant's webhook if it is configured, enabled and subscribed to
      * the event. Keyed by `sourceKey`, so a retried activity returns the same delivery instead of a

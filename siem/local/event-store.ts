@@ -104,6 +104,22 @@ export class LocalEventStore {
     this.instance.closeSync();
   }
 
+  /**
+   * Copies the whole store into a new DuckDB file while it runs (backups): between writes, in one
+   * statement, so the copy holds whole batches only. The file must not exist yet.
+   */
+  async backupTo(file: string): Promise<void> {
+    await this.exclusive(async () => {
+      const [current] = await queryRows(this.writer, 'SELECT current_database() AS name');
+      await exec(this.writer, `ATTACH '${file.replaceAll("'", "''")}' AS detflow_backup`);
+      try {
+        await exec(this.writer, `COPY FROM DATABASE "${String(current!.name).replaceAll('"', '""')}" TO detflow_backup`);
+      } finally {
+        await exec(this.writer, 'DETACH detflow_backup');
+      }
+    });
+  }
+
   /** Sigma field name → SQL expression of its text value over the events (or a fixture) table. */
   fieldExpression(field: string): string {
     return fieldExpression(field);

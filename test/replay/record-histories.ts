@@ -41,6 +41,8 @@ const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
 const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
 const UNRUNNABLE_RULE = 'e1000000-0000-4000-8000-000000000008';
 const DRIFT_RULE = 'e1000000-0000-4000-8000-000000000009';
+// Short, so a delivery is given up within a second; every other delivery succeeds on its second attempt.
+const RECORDING_RETRY = { firstSeconds: 0.1, maxSeconds: 0.2, maxAttempts: 3 };
 let seq = 0;
 const event = (image: string, at = Date.now()) =>
   JSON.stringify({ '@timestamp': new Date(at).toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} run ${++seq}`, Computer: 'host-1' });
@@ -64,13 +66,15 @@ function freePort(): Promise<number> {
  * A loopback webhook receiver that answers 503 to the first request of every delivery and 200 to
  * the next, so each Notify run goes through one failed attempt and a retry before it is delivered.
  */
-async function startFlakyReceiver(): Promise<{ port: number; close(): Promise<void> }> {
+async function startFlakyReceiver(): Promise<{ port: number; failing: { all: boolean }; close(): Promise<void> }> {
   const seen = new Set<string>();
+  // While set, every request fails: a delivery runs out of attempts and is given up.
+  const failing = { all: false };
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       const delivery = String(req.headers['x-detflow-delivery']);
-      res.statusCode = seen.has(delivery) ? 200 : 503;
+      res.statusCode = seen.has(delivery) && !failing.all ? 200 : 503;
       seen.add(delivery);
       res.end();
     });
@@ -79,6 +83,7 @@ async function startFlakyReceiver(): Promise<{ port: number; close(): Promise<vo
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     port,
+    failing,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -210,6 +215,16 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const notified = (await finished(test.workflow_id)) as { delivered: boolean; attempts: number };
     if (!notified.delivered || notified.attempts < 2) throw new Error(`the test notification should deliver on its second attempt: ${JSON.stringify(notified)}`);
     runs.set('notify-delivered-after-retry', { workflowId: test.workflow_id, runId: undefined });
+    // Given up after the configured attempts (RECORDING_RETRY), then re-sent through the API.
+    receiver.failing.all = true;
+    const doomed = expectStatus(await svc.request('POST', '/api/v1/settings/webhook/test'), 202, 'webhook test').body;
+    const givenUp = (await finished(doomed.workflow_id)) as { deliveryId: string; delivered: boolean };
+    if (givenUp.delivered) throw new Error('the test notification should have been given up');
+    runs.set('notify-given-up', { workflowId: doomed.workflow_id, runId: undefined });
+    receiver.failing.all = false;
+    const resent = expectStatus(await svc.request('POST', `/api/v1/settings/webhook/deliveries/${givenUp.deliveryId}/redeliver`), 202, 'redeliver').body;
+    await expectResult(finished(resent.workflow_id), { delivered: true }, 'redeliver');
+    runs.set('redeliver-delivered', { workflowId: resent.workflow_id, runId: undefined });
 
     // DetectionRun (started by the deployment's schedule) -----------------------------------------
     const detectionDeploy = expectStatus(
@@ -361,7 +376,7 @@ async function detectionRun(svc: TestService, ruleId: string, matches: (o: Detec
 async function main(): Promise<void> {
   await globalSetup();
   try {
-    const svc = await startTestService();
+    const svc = await startTestService({ webhookRetry: RECORDING_RETRY });
     try {
       const runs = await record(svc);
       const files = new Map<string, string>();

@@ -140,7 +140,13 @@ function requestFrom(localAddress: string, url: string, method: string, headers:
  * Temporal dev server, and the API on a loopback port.
  */
 export async function startTestService(
-  options: { now?: () => Date; apiLogger?: pino.Logger; metricsToken?: string; config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>> } = {},
+  options: {
+    now?: () => Date;
+    apiLogger?: pino.Logger;
+    metricsToken?: string;
+    config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>>;
+    webhookRetry?: AppConfig['webhookRetry'];
+  } = {},
 ): Promise<TestService> {
   const address = process.env.TEMPORAL_ADDRESS;
   const bundlePath = process.env.DETFLOW_TEST_WORKFLOW_BUNDLE;
@@ -171,6 +177,7 @@ export async function startTestService(
       siem,
       client,
       metrics,
+      ...(options.webhookRetry ? { webhookRetry: options.webhookRetry } : {}),
       workflowBundle: { codePath: bundlePath },
     }));
     workerRun = worker.run();

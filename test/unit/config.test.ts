@@ -29,6 +29,25 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('retries webhooks for about an hour by default, on a schedule DETFLOW_WEBHOOK_* can shorten', () => {
+    expect(loadConfig({}).webhookRetry).toEqual({ firstSeconds: 1, maxSeconds: 300, maxAttempts: 20 });
+    expect(loadConfig({ DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: '0.2', DETFLOW_WEBHOOK_RETRY_MAX_SECONDS: '2', DETFLOW_WEBHOOK_MAX_ATTEMPTS: '5' }).webhookRetry).toEqual({
+      firstSeconds: 0.2,
+      maxSeconds: 2,
+      maxAttempts: 5,
+    });
+    // A longest wait below the first is raised to it rather than shortening the first.
+    expect(loadConfig({ DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: '10', DETFLOW_WEBHOOK_RETRY_MAX_SECONDS: '1' }).webhookRetry.maxSeconds).toBe(10);
+    for (const bad of [{ DETFLOW_WEBHOOK_MAX_ATTEMPTS: '0' }, { DETFLOW_WEBHOOK_MAX_ATTEMPTS: '2.5' }, { DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: 'soon' }]) {
+      expect(() => loadConfig(bad)).toThrow(new RegExp(Object.keys(bad)[0]!));
+    }
+  });
+
+  it('writes backups under DATA_DIR/backups unless DETFLOW_BACKUP_DIR says elsewhere', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/detflow' }).backupDir).toBe('/srv/detflow/backups');
+    expect(loadConfig({ DATA_DIR: '/srv/detflow', DETFLOW_BACKUP_DIR: '/mnt/backups' }).backupDir).toBe('/mnt/backups');
+  });
+
   it('treats an empty DATABASE_URL as unset', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).databaseUrl).toBe('postgres://u@h:5432/db');
