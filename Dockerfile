@@ -7,4 +7,4 @@ COPY . .
 ENV NODE_ENV=production
 USER node
 EXPOSE 8080
-CMD ["node_modules/.bin/tsx", "api/main.ts"]
+CMD ["node", "--import", "tsx", "api/main.ts"]

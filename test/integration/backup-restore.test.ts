@@ -46,7 +46,7 @@ type Service = { child: ChildProcess; exited: Promise<number | null>; output: ()
 
 async function startService(dataDir: string): Promise<Service> {
   const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'worker/start.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/start.ts')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -27,7 +27,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The pid of the dev server listening on `port`, read from /proc (the service's grandchild, through tsx). */
+/** The pid of the dev server listening on `port`, read from /proc (the service's child). */
 function devServerPid(port: number): number | undefined {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -80,7 +80,7 @@ describe('the embedded default under npm start', () => {
       databaseUrl = db.url;
       dropDatabase = db.drop;
     }
-    child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'worker/start.ts')], {
+    child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/start.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

@@ -20,10 +20,12 @@ describe('docker-compose.yml (the scaled topology)', () => {
       expect(s.environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgresql:5432\//);
       expect(s.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
       expect(Object.keys(s.depends_on).sort()).toEqual(['postgresql', 'temporal']);
-      expect(fs.existsSync(path.join(root, s.command[1]))).toBe(true);
+      // One process with tsx as its loader, so SIGTERM reaches the service's own drain.
+      expect(s.command.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+      expect(fs.existsSync(path.join(root, s.command[3]))).toBe(true);
     }
-    expect(services.api.command[1]).toBe('api/main.ts');
-    expect(services.worker.command[1]).toBe('worker/main.ts');
+    expect(services.api.command[3]).toBe('api/main.ts');
+    expect(services.worker.command[3]).toBe('worker/main.ts');
     expect(fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toMatch(/npm ci --omit=dev/);
   });
 });
