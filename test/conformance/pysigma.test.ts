@@ -9,6 +9,7 @@ import { parseSigma } from '../../sigma/parse';
 import { generateEvents, placeholderNames, referencedFields, type LabelledEvent } from './event-generator';
 import { runPySigma, type PyResponse, type PyRuleResult } from './pysigma-runner';
 import { SHARED_SIGMA } from '../sigma/support/corpus';
+import { runSearch, type Row } from '../fakes/splunk/spl';
 import { canonicalQuery, caseFoldedQuery, squash, type QueryLanguage } from './query-form';
 
 /**
@@ -61,6 +62,8 @@ interface Verdicts {
   evaluator: boolean;
   duckColumns: boolean | undefined;
   duckJson: boolean | undefined;
+  /** detflow's SPL run by the fake Splunk's search evaluator (test/fakes/splunk/spl.ts). */
+  spl: boolean | undefined;
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -90,6 +93,7 @@ describe('differential conformance with pySigma', () => {
   /** Per compared rule: verdicts per event. */
   const verdicts = new Map<string, Verdicts[]>();
   const duckErrors: string[] = [];
+  const splErrors: string[] = [];
 
   beforeAll(async () => {
     for (const path of FOLDERS.flatMap((f) => walk(join(CORPUS, f)))) {
@@ -168,6 +172,14 @@ describe('differential conformance with pySigma', () => {
       }
       const byColumns = columnSql !== undefined ? await run(columnSql) : undefined;
       const byJson = jsonSql !== undefined ? await run(jsonSql) : undefined;
+      let bySpl: Set<number> | undefined;
+      try {
+        const spl = convertRule(c.rule, 'splunk', { placeholders });
+        const rows = c.events.map((e, i): Row => ({ ...(e.event as Row), detflow_event_index: String(i) }));
+        bySpl = new Set(runSearch(`search ${spl}`, { events: () => rows }).map((r) => Number(r.detflow_event_index)));
+      } catch (e) {
+        splErrors.push(`${c.rel}: ${(e as Error).message.split('\n')[0]}`);
+      }
       const pySet = new Set(p.verdicts);
       verdicts.set(
         c.path,
@@ -176,6 +188,7 @@ describe('differential conformance with pySigma', () => {
           evaluator: c.evaluator[i]!,
           duckColumns: byColumns?.has(i),
           duckJson: byJson?.has(i),
+          spl: bySpl?.has(i),
         })),
       );
     }
@@ -227,7 +240,7 @@ describe('differential conformance with pySigma', () => {
     expect(both.length / rules.length).toBeGreaterThanOrEqual(0.9);
   });
 
-  function agreement(side: 'evaluator' | 'duckColumns' | 'duckJson', label: string): number {
+  function agreement(side: 'evaluator' | 'duckColumns' | 'duckJson' | 'spl', label: string): number {
     let total = 0;
     let agree = 0;
     const limited = new Map<string, number>();
@@ -287,6 +300,11 @@ describe('differential conformance with pySigma', () => {
     expect(agreement('duckJson', 'DuckDB SQL (raw JSON column)')).toBeGreaterThanOrEqual(TARGET);
   });
 
+  it("detflow's SPL, run by the fake Splunk's search evaluator, agrees on ≥ 99% of verdicts", () => {
+    if (splErrors.length) console.log(`SPL refused or not runnable:\n  ${splErrors.join('\n  ')}`);
+    expect(agreement('spl', 'SPL (fake Splunk evaluator)')).toBeGreaterThanOrEqual(TARGET);
+  });
+
   it('compares SPL, ES|QL and KQL with pySigma: identical, form-only, different', () => {
     const targets: Array<[BackendName, 'splunk' | 'esql' | 'kql', QueryLanguage]> = [
       ['splunk', 'splunk', 'splunk'],
@@ -299,16 +317,20 @@ describe('differential conformance with pySigma', () => {
     for (const [backend, key, lang] of targets) {
       const counts = { identical: 0, form: 0, caseOnly: 0, differ: 0, unparsed: 0, onlyOurs: 0, onlyPySigma: 0, neither: 0 };
       const samples: string[] = [];
+      const refusedHere: string[] = [];
       for (const c of cases) {
         if (!c.rule) continue;
         const p = pyByPath.get(c.path)?.[key];
         let ours: string | undefined;
+        let why = '';
         try {
           ours = convertRule(c.rule, backend, { placeholders });
-        } catch {
+        } catch (e) {
           ours = undefined;
+          why = (e as Error).message;
         }
         const theirs = p?.queries && p.queries.length === 1 ? p.queries[0] : undefined;
+        if (ours === undefined && theirs !== undefined) refusedHere.push(`  ${c.rel}: ${why}`);
         if (ours === undefined || theirs === undefined) {
           counts[ours === undefined && theirs === undefined ? 'neither' : ours === undefined ? 'onlyPySigma' : 'onlyOurs']++;
           continue;
@@ -341,6 +363,7 @@ describe('differential conformance with pySigma', () => {
         `${backend}: identical ${counts.identical}, differ only in form ${counts.form}, differ in case handling only ${counts.caseOnly}, ` +
           `differ ${counts.differ}, not canonicalised ${counts.unparsed}; converted only by detflow ${counts.onlyOurs}, ` +
           `only by pySigma ${counts.onlyPySigma}, by neither ${counts.neither}` +
+          (refusedHere.length ? `\n  refused by detflow, converted by pySigma:\n${refusedHere.join('\n')}` : '') +
           // Evenly spread over the corpus rather than the first few, which are all keyword rules.
           (samples.length ? `\n  sample of differences:\n${samples.filter((_, i) => i % Math.ceil(samples.length / 8) === 0).join('\n')}` : ''),
       );

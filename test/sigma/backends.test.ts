@@ -2,6 +2,8 @@ import { convertRule, portability, toEsql, toKql, toLucene, toSplunk, toDuckDbSq
 import { SigmaError } from '../../sigma/errors';
 import { parseRule } from '../../sigma/parse';
 import { ruleText, rule } from './support/rules';
+import { compileRule } from '../../sigma/evaluate';
+import { runSearch } from '../fakes/splunk/spl';
 
 const det = (d: string) => rule(d);
 const basic = det(
@@ -65,13 +67,44 @@ describe('Splunk SPL backend', () => {
   it('uses CASE() for cased and CIDR in search', () => {
     expect(toSplunk(det("    s:\n        F|cased: 'Ab'\n        Ip|cidr: '10.0.0.0/8'\n    condition: s"))).toBe('F=CASE("Ab") Ip="10.0.0.0/8"');
   });
-  it('emits top-level regexes as | regex and rejects them under OR', () => {
+  it('emits top-level regexes as | regex and moves a conjunct with a regex under OR/NOT to | where', () => {
     expect(toSplunk(det("    s:\n        A: x\n        F|re: 'a\\d+'\n    condition: s"))).toBe('A="x" | regex F="a\\\\d+"');
-    unsupported(() => toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t")));
+    // pySigma writes `A="x" OR | regex …` here, which drops the alternatives.
+    expect(toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t"))).toBe(
+      `* | where searchmatch("A=\\"x\\"") OR (isnotnull('F') AND match('F', "a"))`,
+    );
+    expect(toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n        G: y\n    condition: s and not t"))).toBe(
+      `A="x" | where NOT ((isnotnull('F') AND match('F', "a")) AND searchmatch("G=\\"y\\""))`,
+    );
   });
-  it('rejects ? wildcards and literal stars', () => {
-    unsupported(() => toSplunk(det("    s:\n        F: 'a?c'\n    condition: s")));
-    unsupported(() => toSplunk(det("    s:\n        F: 'a\\*c'\n    condition: s")));
+  it('matches ? wildcards and literal stars with an anchored, case-insensitive regex', () => {
+    expect(toSplunk(det("    s:\n        F: 'a?c'\n    condition: s"))).toBe(`* | where (isnotnull('F') AND match('F', "(?si)^a.c\\\\z"))`);
+    expect(toSplunk(det("    s:\n        F|cased: 'a\\*c%_'\n    condition: s"))).toBe(`* | where (isnotnull('F') AND match('F', "(?s)^a\\\\*c%_\\\\z"))`);
+    expect(toSplunk(det("    s:\n        F.x y: ['a?', b]\n    condition: s"))).toBe(
+      `* | where (isnotnull('F.x y') AND match('F.x y', "(?si)^a.\\\\z")) OR searchmatch("\\"F.x y\\"=\\"b\\"")`,
+    );
+    expect(toSplunk(det("    k:\n        - 'ev?l'\n    condition: k"))).toBe(`* | where (isnotnull('_raw') AND match('_raw', "(?si)ev.l"))`);
+  });
+  it('means in Splunk what the evaluator means (run by the fake Splunk), absent fields under NOT included', () => {
+    const cases: Array<[string, Array<Record<string, string>>]> = [
+      [
+        "    s:\n        A: x\n    t:\n        F|re: '^a\\d$'\n    u:\n        G: 'b?d'\n    condition: (s or t) and not u",
+        [{ A: 'X' }, { F: 'a1' }, { F: 'a1\n' }, { F: 'A1' }, { A: 'x', G: 'BID' }, { A: 'x', G: 'b\nd' }, { A: 'x', G: 'bd' }, { G: 'bid' }, {}],
+      ],
+      ["    s:\n        F|contains: ['50%', 'a_b', '*?']\n    condition: not s", [{ F: 'x50%y' }, { F: 'a_b' }, { F: 'axb' }, { F: '**' }, { F: '*?' }, {}]],
+      [
+        "    s:\n        F|fieldref: G\n    t:\n        H|re|i: 'ZZ'\n    condition: not s or t",
+        [{ F: 'a', G: 'A' }, { F: 'a', G: 'b' }, { F: 'a' }, { F: 'a', G: 'a', H: 'zz' }],
+      ],
+    ];
+    for (const [d, events] of cases) {
+      const r = det(d);
+      const spl = toSplunk(r);
+      const rows = events.map((e, i) => ({ ...e, i: String(i) }));
+      const bySplunk = runSearch(`search ${spl}`, { events: () => rows }).map((row) => Number(row.i));
+      const byEvaluator = events.flatMap((e, i) => (compileRule(r).match(e) ? [i] : []));
+      expect({ spl, matched: bySplunk.sort() }).toEqual({ spl, matched: byEvaluator });
+    }
   });
   it('turns keywords into substring free-text terms and exists into F=*', () => {
     expect(toSplunk(det("    k:\n        - 'evil cmd'\n    s:\n        F|exists: true\n    condition: k and s"))).toBe('"*evil cmd*" F=*');
