@@ -146,6 +146,9 @@ describe('Lucene backend', () => {
 });
 
 describe('KQL backend', () => {
+  it('searches every column with a regex for a keyword with inner wildcards', () => {
+    expect(toKql(det('    k:\n        - \'near "*": syntax?error\'\n    condition: k'))).toBe('union * | where * matches regex @"(?i)(?s)near "".*"": syntax.error"');
+  });
   it('converts a typical rule with case-insensitive operators', () => {
     expect(toKql(basic, { table: 'DeviceProcessEvents' })).toBe(
       'DeviceProcessEvents | where Image endswith @"\\cmd.exe" and (CommandLine contains @"/c whoami" or CommandLine contains @"/c net") and not(User =~ @"SYSTEM")',
