@@ -4,6 +4,7 @@ import { parseRule } from '../../sigma/parse';
 import { ruleText, rule } from './support/rules';
 import { compileRule } from '../../sigma/evaluate';
 import { runSearch } from '../fakes/splunk/spl';
+import { parseEsql, runEsql } from '../fakes/elastic/esql';
 
 const det = (d: string) => rule(d);
 const basic = det(
@@ -121,7 +122,28 @@ describe('ES|QL backend', () => {
     expect(toLuceneRegex('a\\d+')).toBe('.*(a[0-9]+).*');
     expect(toLuceneRegex('^cmd|ps$')).toBeDefined();
     expect(toLuceneRegex('\\bword\\b')).toBeUndefined();
-    unsupported(() => toEsql(det("    s:\n        F|re|i: 'abc'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re|m: '^abc'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re|i: '[0-Z]'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re: '[\\W]'\n    condition: s")));
+  });
+  it('folds the i flag into a lower-cased RLIKE over TO_LOWER(), spells \\W and unwraps a whole-pattern group', () => {
+    expect(toEsql(det("    s:\n        F|re|i: 'A[B-D]\\W'\n    condition: s"))).toBe('FROM logs-* | WHERE TO_LOWER(F) RLIKE ".*(a[b-d][^A-Za-z0-9_]).*"');
+    expect(toEsql(det("    s:\n        F|re: '(^0oa.*|x)'\n    condition: s"))).toBe('FROM logs-* | WHERE F RLIKE "(0oa[^\\n]*).*|.*(x).*"');
+  });
+  it('means in the fake ES|QL what the evaluator means for the regexes it now takes', () => {
+    const cases: Array<[string, string[]]> = [
+      ["F|re|i: 'A[B-D]\\W'", ['xabc', 'xAB-', 'AC d', 'ab_', 'ABD\n']],
+      ["F|re: '(^0oa.*|[a-z]+@x)'", ['0oa1', 'a0oa', 'joe@x', 'JOE@x', '@x']],
+      ["F|re|s: 'a.b'", ['a\nb', 'axb', 'ab']],
+    ];
+    for (const [item, values] of cases) {
+      const r = det(`    s:\n        ${item}\n    condition: s`);
+      const query = toEsql(r, { index: 'i' });
+      const index = { name: 'i', mapping: new Map([['F', 'keyword' as const]]), docs: values.map((v, n) => ({ id: String(n), version: 1, fields: new Map([['F', v]]) })) };
+      const answer = runEsql(parseEsql(`${query} | KEEP F`), [index], () => true);
+      const byEsql = answer.values.map((row) => row[0]);
+      expect({ query, matched: byEsql }).toEqual({ query, matched: values.filter((v) => compileRule(r).match({ F: v })) });
+    }
   });
   it('rejects keyword searches', () => {
     unsupported(() => toEsql(det("    k:\n        - 'evil'\n    condition: k")));
