@@ -70,7 +70,7 @@ describe('Splunk SPL backend', () => {
   });
   it('emits top-level regexes as | regex and moves a conjunct with a regex under OR/NOT to | where', () => {
     expect(toSplunk(det("    s:\n        A: x\n        F|re: 'a\\d+'\n    condition: s"))).toBe('A="x" | regex F="a\\\\d+"');
-    // pySigma writes `A="x" OR | regex …` here, which drops the alternatives.
+    // pySigma ends this in `| search OR …` after `| rex`/`| eval`, which regroups the condition.
     expect(toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t"))).toBe(
       `* | where searchmatch("A=\\"x\\"") OR (isnotnull('F') AND match('F', "a"))`,
     );
