@@ -115,7 +115,9 @@ export abstract class QueryBackend {
     const first = rule.errors[0];
     if (first) throw first;
     this.options = options;
-    const conditions = rule.detection.conditions.map((c) => this.conditionNode(c.ast, rule, true));
+    // Several conditions are alternatives: none of them is AND-ed at the top of the query.
+    const top = rule.detection.conditions.length === 1;
+    const conditions = rule.detection.conditions.map((c) => this.conditionNode(c.ast, rule, top));
     return this.combine('or', conditions).text;
   }
 

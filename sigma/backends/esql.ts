@@ -29,6 +29,39 @@ function esqlLike(parts: readonly StringPart[], lower: boolean): string {
  */
 const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'A-Za-z0-9_', s: ' \t\n\f\r' };
 const CHAR_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', e: '\x1b' };
+/** The negated escapes, as negated classes (only outside a class: Lucene cannot subtract inside one). */
+const NEGATED_ESCAPES: Record<string, string> = { D: '0-9', W: 'A-Za-z0-9_', S: ' \t\n\f\r' };
+
+/** How a pattern is read: `fold` for the `i` flag over a TO_LOWER()-ed value, `dotAll` for `s`. */
+export interface LuceneRegexOptions {
+  readonly fold?: boolean;
+  readonly dotAll?: boolean;
+}
+
+/** `(a|b)` or `(?:a|b)` spanning the whole pattern → `a|b`, so each alternative keeps its own anchors. */
+function unwrapWholeGroup(pattern: string): string {
+  if (!pattern.startsWith('(') || (pattern[1] === '?' && pattern[2] !== ':')) return pattern;
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') i++;
+    else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+      if (pattern[i + 1] === '^') i++;
+      if (pattern[i + 1] === ']') i++;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) {
+      if (i !== pattern.length - 1) return pattern;
+      return unwrapWholeGroup(pattern.slice(pattern[1] === '?' ? 3 : 1, -1));
+    }
+  }
+  return pattern;
+}
+
+const isUpperAscii = (c: string): boolean => c >= 'A' && c <= 'Z';
 
 /** Top-level alternatives of a pattern (outside groups and classes). */
 function topLevelBranches(pattern: string): string[] {
@@ -57,8 +90,9 @@ function topLevelBranches(pattern: string): string[] {
 }
 
 /** One branch (no top-level `|`) → Lucene regex matching the whole value, or undefined. */
-function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
+function luceneBranch(pattern: string, options: LuceneRegexOptions = {}): { pattern?: string; refused?: string } {
   const no = (refused: string) => ({ refused });
+  const fold = options.fold === true;
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -69,6 +103,10 @@ function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
       if (n === undefined) return no('a trailing backslash');
       if (n in CLASS_ESCAPES) out += inClass ? CLASS_ESCAPES[n] : `[${CLASS_ESCAPES[n]}]`;
       else if (n in CHAR_ESCAPES) out += CHAR_ESCAPES[n];
+      else if (n in NEGATED_ESCAPES) {
+        if (inClass) return no(`the escape \\${n} inside a character class`);
+        out += `[^${NEGATED_ESCAPES[n]}]`;
+      }
       // Anchors, \Q…\E, \h, \x.., backreferences, Unicode classes: no Lucene form.
       else if (/[A-Za-z0-9]/.test(n)) return no(`the escape \\${n}`);
       else out += `\\${n}`;
@@ -77,7 +115,17 @@ function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
     if (inClass) {
       if (c === '[') return no(pattern[i + 1] === ':' ? 'POSIX classes ([[:name:]])' : "a '[' inside a character class");
       if (c === ']') inClass = false;
-      out += c;
+      if (fold && c === '-' && pattern[i - 1] !== '[' && pattern[i + 1] !== ']') {
+        // The value is lower-cased: a range must hold the lower-case form of every capital it holds.
+        const lo = pattern[i - 1]!;
+        const hi = pattern[i + 1]!;
+        const touchesCapitals = lo <= 'Z' && hi >= 'A';
+        const capitalsOnly = isUpperAscii(lo) && isUpperAscii(hi);
+        const coversBoth = lo <= 'A' && hi >= 'z';
+        if (pattern[i - 2] === '\\' || pattern[i + 1] === '\\' || lo > '\x7f' || hi > '\x7f' || (touchesCapitals && !capitalsOnly && !coversBoth))
+          return no(`the range ${lo}-${hi} under the i flag`);
+      }
+      out += fold ? c.toLowerCase() : c;
       continue;
     }
     if (c === '[') {
@@ -89,7 +137,7 @@ function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
     }
     // Lucene's `.` is any character; RE2's (the local target's) stops at a newline.
     if (c === '.') {
-      out += '[^\n]';
+      out += options.dotAll ? '.' : '[^\n]';
       continue;
     }
     // Lucene treats these as operators; PCRE treats them as literals.
@@ -107,7 +155,7 @@ function luceneBranch(pattern: string): { pattern?: string; refused?: string } {
     }
     if (c === '^' && i !== 0) return no("'^' inside the pattern (Lucene regexes are anchored as a whole)");
     if (c === '$' && i !== pattern.length - 1) return no("'$' inside the pattern (Lucene regexes are anchored as a whole)");
-    out += c;
+    out += fold ? c.toLowerCase() : c;
   }
   const anchoredStart = out.startsWith('^');
   const anchoredEnd = out.endsWith('$') && !out.endsWith('\\$');
@@ -126,8 +174,8 @@ export function toLuceneRegex(pattern: string): string | undefined {
 }
 
 /** The Lucene regex, or the construct Lucene has no exact form for. */
-export function luceneRegex(pattern: string): { pattern?: string; refused?: string } {
-  const branches = topLevelBranches(pattern).map(luceneBranch);
+export function luceneRegex(pattern: string, options: LuceneRegexOptions = {}): { pattern?: string; refused?: string } {
+  const branches = topLevelBranches(unwrapWholeGroup(pattern)).map((b) => luceneBranch(b, options));
   const refused = branches.find((b) => b.refused !== undefined);
   if (refused) return refused;
   return { pattern: branches.map((b) => b.pattern).join('|') };
@@ -181,13 +229,17 @@ export class EsqlBackend extends QueryBackend {
   }
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const inline = extractInlineFlags(v.pattern);
-    if (v.ignoreCase || v.multiline || v.dotAll || Object.values(inline.flags).some(Boolean)) {
-      this.unsupported(`regex flags on /${v.pattern}/ (RLIKE has none)`, ctx.item.pos);
+    const fold = v.ignoreCase || inline.flags.ignoreCase === true;
+    const dotAll = v.dotAll || inline.flags.dotAll === true;
+    // `m` only changes what ^ and $ mean; a pattern without them means the same under it.
+    if ((v.multiline || inline.flags.multiline === true) && /[\^$]/.test(inline.pattern)) {
+      this.unsupported(`the m flag with ^ or $ on /${v.pattern}/ (RLIKE is anchored at the whole value)`, ctx.item.pos);
     }
     if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
-    const lucene = luceneRegex(inline.pattern);
+    // RLIKE has no flags: `i` is a lower-cased pattern over TO_LOWER(field), as LIKE does for strings.
+    const lucene = luceneRegex(inline.pattern, { fold, dotAll });
     if (lucene.pattern === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax (RLIKE): ${lucene.refused}`, ctx.item.pos);
-    return `${this.field(field)} RLIKE ${esqlString(lucene.pattern!)}`;
+    return `${fold ? `TO_LOWER(${this.field(field)})` : this.field(field)} RLIKE ${esqlString(lucene.pattern!)}`;
   }
   protected cidrMatch(field: string, v: CidrValue): string {
     return `CIDR_MATCH(${this.field(field)}, ${esqlString(v.network)})`;

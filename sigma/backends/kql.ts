@@ -117,7 +117,12 @@ export class KqlBackend extends QueryBackend {
   protected keywordMatch(v: SigmaValue, ctx: ItemContext): string {
     if (v.kind !== 'string') return this.unsupported(`keyword value of kind ${v.kind}`, ctx.item.pos);
     const shape = shapeOf(v.parts);
-    if (shape.shape === 'wildcard') return this.unsupported('a keyword with inner wildcards', ctx.item.pos);
+    if (shape.shape === 'wildcard') {
+      // `* matches regex` tests every column, as the search operator's own `"Lab*PC"` does; a
+      // keyword is a substring, so the pattern is unanchored.
+      const body = shape.parts.map((p) => (typeof p === 'string' ? escapeRegex(p) : p.wildcard === '*' ? '.*' : '.')).join('');
+      return `* matches regex ${kqlString(`${v.cased ? '' : '(?i)'}(?s)${body}`)}`;
+    }
     return `* contains${v.cased ? '_cs' : ''} ${kqlString(shape.text)}`;
   }
 }

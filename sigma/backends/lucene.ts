@@ -76,9 +76,12 @@ export class LuceneBackend extends QueryBackend {
   }
   protected regexMatch(field: string, v: RegexValue, ctx: ItemContext): string {
     const inline = extractInlineFlags(v.pattern);
-    if (v.ignoreCase || v.multiline || v.dotAll || Object.values(inline.flags).some(Boolean)) this.unsupported(`regex flags on /${v.pattern}/`, ctx.item.pos);
+    const fold = v.ignoreCase || inline.flags.ignoreCase === true;
+    // On a lowercase-normalised index the `i` flag is a lower-cased pattern; on a case-preserving one it has no form.
+    if (fold && this.caseSensitiveIndex) this.unsupported(`the i flag on /${v.pattern}/ over a case-preserving index`, ctx.item.pos);
+    if ((v.multiline || inline.flags.multiline === true) && /[\^$]/.test(inline.pattern)) this.unsupported(`the m flag with ^ or $ on /${v.pattern}/`, ctx.item.pos);
     if (analyseRegex(v.pattern).some((i) => i.code === 'lookaround' || i.code === 'backreference')) this.unsupported(`regex /${v.pattern}/`, ctx.item.pos);
-    const lucene = luceneRegex(inline.pattern);
+    const lucene = luceneRegex(inline.pattern, { fold, dotAll: v.dotAll || inline.flags.dotAll === true });
     if (lucene.pattern === undefined) this.unsupported(`regex /${v.pattern}/ in Lucene regex syntax: ${lucene.refused}`, ctx.item.pos);
     return `${this.field(field)}:/${lucene.pattern!.replace(/\//g, '\\/')}/`;
   }

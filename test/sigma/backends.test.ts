@@ -2,6 +2,9 @@ import { convertRule, portability, toEsql, toKql, toLucene, toSplunk, toDuckDbSq
 import { SigmaError } from '../../sigma/errors';
 import { parseRule } from '../../sigma/parse';
 import { ruleText, rule } from './support/rules';
+import { compileRule } from '../../sigma/evaluate';
+import { runSearch } from '../fakes/splunk/spl';
+import { parseEsql, runEsql } from '../fakes/elastic/esql';
 
 const det = (d: string) => rule(d);
 const basic = det(
@@ -65,13 +68,44 @@ describe('Splunk SPL backend', () => {
   it('uses CASE() for cased and CIDR in search', () => {
     expect(toSplunk(det("    s:\n        F|cased: 'Ab'\n        Ip|cidr: '10.0.0.0/8'\n    condition: s"))).toBe('F=CASE("Ab") Ip="10.0.0.0/8"');
   });
-  it('emits top-level regexes as | regex and rejects them under OR', () => {
+  it('emits top-level regexes as | regex and moves a conjunct with a regex under OR/NOT to | where', () => {
     expect(toSplunk(det("    s:\n        A: x\n        F|re: 'a\\d+'\n    condition: s"))).toBe('A="x" | regex F="a\\\\d+"');
-    unsupported(() => toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t")));
+    // pySigma ends this in `| search OR …` after `| rex`/`| eval`, which regroups the condition.
+    expect(toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n    condition: s or t"))).toBe(
+      `* | where searchmatch("A=\\"x\\"") OR (isnotnull('F') AND match('F', "a"))`,
+    );
+    expect(toSplunk(det("    s:\n        A: x\n    t:\n        F|re: 'a'\n        G: y\n    condition: s and not t"))).toBe(
+      `A="x" | where NOT ((isnotnull('F') AND match('F', "a")) AND searchmatch("G=\\"y\\""))`,
+    );
   });
-  it('rejects ? wildcards and literal stars', () => {
-    unsupported(() => toSplunk(det("    s:\n        F: 'a?c'\n    condition: s")));
-    unsupported(() => toSplunk(det("    s:\n        F: 'a\\*c'\n    condition: s")));
+  it('matches ? wildcards and literal stars with an anchored, case-insensitive regex', () => {
+    expect(toSplunk(det("    s:\n        F: 'a?c'\n    condition: s"))).toBe(`* | where (isnotnull('F') AND match('F', "(?si)^a.c\\\\z"))`);
+    expect(toSplunk(det("    s:\n        F|cased: 'a\\*c%_'\n    condition: s"))).toBe(`* | where (isnotnull('F') AND match('F', "(?s)^a\\\\*c%_\\\\z"))`);
+    expect(toSplunk(det("    s:\n        F.x y: ['a?', b]\n    condition: s"))).toBe(
+      `* | where (isnotnull('F.x y') AND match('F.x y', "(?si)^a.\\\\z")) OR searchmatch("\\"F.x y\\"=\\"b\\"")`,
+    );
+    expect(toSplunk(det("    k:\n        - 'ev?l'\n    condition: k"))).toBe(`* | where (isnotnull('_raw') AND match('_raw', "(?si)ev.l"))`);
+  });
+  it('means in Splunk what the evaluator means (run by the fake Splunk), absent fields under NOT included', () => {
+    const cases: Array<[string, Array<Record<string, string>>]> = [
+      [
+        "    s:\n        A: x\n    t:\n        F|re: '^a\\d$'\n    u:\n        G: 'b?d'\n    condition: (s or t) and not u",
+        [{ A: 'X' }, { F: 'a1' }, { F: 'a1\n' }, { F: 'A1' }, { A: 'x', G: 'BID' }, { A: 'x', G: 'b\nd' }, { A: 'x', G: 'bd' }, { G: 'bid' }, {}],
+      ],
+      ["    s:\n        F|contains: ['50%', 'a_b', '*?']\n    condition: not s", [{ F: 'x50%y' }, { F: 'a_b' }, { F: 'axb' }, { F: '**' }, { F: '*?' }, {}]],
+      [
+        "    s:\n        F|fieldref: G\n    t:\n        H|re|i: 'ZZ'\n    condition: not s or t",
+        [{ F: 'a', G: 'A' }, { F: 'a', G: 'b' }, { F: 'a' }, { F: 'a', G: 'a', H: 'zz' }],
+      ],
+    ];
+    for (const [d, events] of cases) {
+      const r = det(d);
+      const spl = toSplunk(r);
+      const rows = events.map((e, i) => ({ ...e, i: String(i) }));
+      const bySplunk = runSearch(`search ${spl}`, { events: () => rows }).map((row) => Number(row.i));
+      const byEvaluator = events.flatMap((e, i) => (compileRule(r).match(e) ? [i] : []));
+      expect({ spl, matched: bySplunk.sort() }).toEqual({ spl, matched: byEvaluator });
+    }
   });
   it('turns keywords into substring free-text terms and exists into F=*', () => {
     expect(toSplunk(det("    k:\n        - 'evil cmd'\n    s:\n        F|exists: true\n    condition: k and s"))).toBe('"*evil cmd*" F=*');
@@ -88,7 +122,28 @@ describe('ES|QL backend', () => {
     expect(toLuceneRegex('a\\d+')).toBe('.*(a[0-9]+).*');
     expect(toLuceneRegex('^cmd|ps$')).toBeDefined();
     expect(toLuceneRegex('\\bword\\b')).toBeUndefined();
-    unsupported(() => toEsql(det("    s:\n        F|re|i: 'abc'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re|m: '^abc'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re|i: '[0-Z]'\n    condition: s")));
+    unsupported(() => toEsql(det("    s:\n        F|re: '[\\W]'\n    condition: s")));
+  });
+  it('folds the i flag into a lower-cased RLIKE over TO_LOWER(), spells \\W and unwraps a whole-pattern group', () => {
+    expect(toEsql(det("    s:\n        F|re|i: 'A[B-D]\\W'\n    condition: s"))).toBe('FROM logs-* | WHERE TO_LOWER(F) RLIKE ".*(a[b-d][^A-Za-z0-9_]).*"');
+    expect(toEsql(det("    s:\n        F|re: '(^0oa.*|x)'\n    condition: s"))).toBe('FROM logs-* | WHERE F RLIKE "(0oa[^\\n]*).*|.*(x).*"');
+  });
+  it('means in the fake ES|QL what the evaluator means for the regexes it now takes', () => {
+    const cases: Array<[string, string[]]> = [
+      ["F|re|i: 'A[B-D]\\W'", ['xabc', 'xAB-', 'AC d', 'ab_', 'ABD\n']],
+      ["F|re: '(^0oa.*|[a-z]+@x)'", ['0oa1', 'a0oa', 'joe@x', 'JOE@x', '@x']],
+      ["F|re|s: 'a.b'", ['a\nb', 'axb', 'ab']],
+    ];
+    for (const [item, values] of cases) {
+      const r = det(`    s:\n        ${item}\n    condition: s`);
+      const query = toEsql(r, { index: 'i' });
+      const index = { name: 'i', mapping: new Map([['F', 'keyword' as const]]), docs: values.map((v, n) => ({ id: String(n), version: 1, fields: new Map([['F', v]]) })) };
+      const answer = runEsql(parseEsql(`${query} | KEEP F`), [index], () => true);
+      const byEsql = answer.values.map((row) => row[0]);
+      expect({ query, matched: byEsql }).toEqual({ query, matched: values.filter((v) => compileRule(r).match({ F: v })) });
+    }
   });
   it('rejects keyword searches', () => {
     unsupported(() => toEsql(det("    k:\n        - 'evil'\n    condition: k")));
@@ -113,6 +168,9 @@ describe('Lucene backend', () => {
 });
 
 describe('KQL backend', () => {
+  it('searches every column with a regex for a keyword with inner wildcards', () => {
+    expect(toKql(det('    k:\n        - \'near "*": syntax?error\'\n    condition: k'))).toBe('union * | where * matches regex @"(?i)(?s)near "".*"": syntax.error"');
+  });
   it('converts a typical rule with case-insensitive operators', () => {
     expect(toKql(basic, { table: 'DeviceProcessEvents' })).toBe(
       'DeviceProcessEvents | where Image endswith @"\\cmd.exe" and (CommandLine contains @"/c whoami" or CommandLine contains @"/c net") and not(User =~ @"SYSTEM")',

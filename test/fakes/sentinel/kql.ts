@@ -1130,7 +1130,8 @@ function binary(e: Extract<Expr, { t: 'bin' }>, row: Row, ctx: Ctx, table: KqlTa
   };
   if (['+', '-', '*', '/', '%'].includes(op)) return arithmetic(op, evaluate(e.l, row, ctx, table), r);
   if (e.l.t === 'any') {
-    if (!STRING_OPS.includes(op)) throw new KqlError('SemanticError', "'*' stands for every column only on the left of a string operator");
+    // The search operator's documentation spells `search "Lab*PC"` as `where * matches regex …`.
+    if (!STRING_OPS.includes(op) && op !== 'matches regex') throw new KqlError('SemanticError', "'*' stands for every column only on the left of a string operator");
     const hit = (table?.columns ?? []).some((c) => test(row[c.name] ?? null));
     return negated ? !hit : hit;
   }

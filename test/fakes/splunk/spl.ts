@@ -8,14 +8,16 @@
  * - `search`: terms `field=value` (case-insensitive, `*` wildcard, whole-value match), `field!=value`
  *   (the field exists and does not match), `field>n` etc., `field=*` (the field exists),
  *   `field IN (a, b)`, `CASE("…")` (case-sensitive), free-text keywords (matched against `_raw`),
- *   `NOT`, `OR`, `AND`/juxtaposition, parentheses. Precedence as Splunk documents it for `search`:
+ *   `NOT`, `OR`, `AND`/juxtaposition, parentheses; `field="10.0.0.0/8"` matches by CIDR. Precedence as Splunk documents it for `search`:
  *   NOT, then OR, then AND (`a b OR c` is `a AND (b OR c)`). Multivalue fields (`tag`) match when
  *   any value does.
  * - `makeresults format=json data="[…]"` (Splunk 9.0+), `regex field="…"` (PCRE; the fake takes the
- *   patterns JavaScript can run, with a leading `(?ims)` as flags), `where lower('a')==lower('b')` /
- *   `where 'a'=='b'`, `eval x=floor(field/n)`, `stats` (count, count(f), sum, avg, min, max, dc;
+ *   patterns JavaScript can run, with a leading `(?ims)` as flags; `\A` and `\z` too), `where` over
+ *   the eval subset the backend emits (see compileWhere), `eval x=floor(field/n)`, `stats` (count, count(f), sum, avg, min, max, dc;
  *   `as`; `by`), `sort [N] [+|-]field`, `head N`, `table`, `fields`.
  */
+
+import { networkMask, parseIp, parseNetwork } from '../../../sigma/net';
 
 export type Value = string | number | boolean | readonly Value[] | null | undefined;
 export type Row = Record<string, Value>;
@@ -288,6 +290,15 @@ function matches(expr: Expr, row: Row): boolean {
       const vs = values(row[expr.field]);
       if (expr.op === '=') {
         if (expr.value === '*' && !expr.cased) return vs.length > 0;
+        // search matches a value written as a network in CIDR notation by address, not as text.
+        const network = expr.value.includes('/') && !expr.cased ? parseNetwork(expr.value) : undefined;
+        if (network) {
+          const mask = networkMask(network.version, network.prefix);
+          return vs.some((v) => {
+            const ip = parseIp(v);
+            return ip !== undefined && ip.version === network.version && (ip.value & mask) === network.address;
+          });
+        }
         const re = wildcard(expr.value, expr.cased);
         return vs.some((v) => re.test(v));
       }
@@ -409,6 +420,8 @@ export function pcre(pattern: string): RegExp {
     flags = [...new Set(lead[1]!.split(''))].join('');
     body = body.slice(lead[0].length);
   }
+  // PCRE's absolute anchors have exact JavaScript spellings (no `m`-flag reading applies to them).
+  body = body.replace(/(?<!\\)((?:\\\\)*)\\z/g, '$1(?![\\s\\S])').replace(/(?<!\\)((?:\\\\)*)\\A/g, '$1(?<![\\s\\S])');
   const unsupported = pcreOnly(body);
   if (unsupported) throw new SplError(`Error in 'regex' command: the fake cannot run the PCRE construct ${unsupported} in ${pattern}`);
   try {
@@ -451,23 +464,187 @@ function regexCommand(args: string): Command {
   return (rows) => rows.filter((r) => values(r[field]).some((v) => re.test(v)) !== negate);
 }
 
-function whereCommand(args: string): Command {
-  const side = String.raw`(?:lower\('([^']+)'\)|'([^']+)')`;
-  const m = new RegExp(`^${side}\\s*==\\s*${side}$`).exec(args.trim());
-  if (!m) throw new SplError(`the fake takes 'where lower('a')==lower('b')' or 'where 'a'=='b'' only, not 'where ${args}'.`);
-  const left = { field: (m[1] ?? m[2])!, lower: m[1] !== undefined };
-  const right = { field: (m[3] ?? m[4])!, lower: m[3] !== undefined };
-  const value = (r: Row, s: typeof left) => {
-    const v = r[s.field];
-    if (v === null || v === undefined || Array.isArray(v)) return null;
-    return s.lower ? String(v).toLowerCase() : String(v);
+// --- where: eval expressions -----------------------------------------------------------------
+
+/** Eval's three-valued logic: null (absent field, failed function) is neither true nor false. */
+type EvalValue = string | boolean | null | readonly string[];
+type EvalToken = { kind: '(' | ')' | ',' | '==' | '!=' } | { kind: 'name'; text: string } | { kind: 'field'; text: string } | { kind: 'string'; text: string };
+
+function evalTokens(text: string): EvalToken[] {
+  const out: EvalToken[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (/\s/.test(ch)) i++;
+    else if (ch === '(' || ch === ')' || ch === ',') {
+      out.push({ kind: ch });
+      i++;
+    } else if (text.startsWith('==', i) || text.startsWith('!=', i)) {
+      out.push({ kind: text.slice(i, i + 2) as '==' | '!=' });
+      i += 2;
+    } else if (ch === "'") {
+      const close = text.indexOf("'", i + 1);
+      if (close < 0) throw new SplError("Error in 'where' command: unbalanced single quotes.");
+      out.push({ kind: 'field', text: text.slice(i + 1, close) });
+      i = close + 1;
+    } else if (ch === '"') {
+      const close = closingQuote(text, i);
+      out.push({ kind: 'string', text: unquote(text.slice(i, close + 1)) });
+      i = close + 1;
+    } else {
+      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+      if (!m) throw new SplError(`Error in 'where' command: the fake cannot read '${text.slice(i, i + 20)}'.`);
+      out.push({ kind: 'name', text: m[0] });
+      i += m[0].length;
+    }
+  }
+  return out;
+}
+
+/**
+ * `where` over the eval subset the Splunk backend emits: `AND`, `OR`, `NOT`, parentheses, `==`/`!=`,
+ * 'field', "string", `lower()`, `isnull()`, `isnotnull()`, `match()` (PCRE, any value of a
+ * multivalue field) and `searchmatch()` (the search command's own matching). A row is kept only
+ * when the expression is true, not null.
+ */
+function compileWhere(text: string): (row: Row) => EvalValue {
+  const tokens = evalTokens(text);
+  let pos = 0;
+  const peek = () => tokens[pos];
+  const isName = (w: string) => {
+    const t = peek();
+    return t?.kind === 'name' && t.text.toUpperCase() === w;
   };
-  return (rows) =>
-    rows.filter((r) => {
-      const a = value(r, left);
-      const b = value(r, right);
-      return a !== null && b !== null && a === b;
-    });
+  const expect = (kind: EvalToken['kind']) => {
+    if (peek()?.kind !== kind) throw new SplError(`Error in 'where' command: expected '${kind}' in ${text}`);
+    pos++;
+  };
+  type Node = (row: Row) => EvalValue;
+  const truth = (v: EvalValue): boolean | null => (v === null ? null : v === true ? true : v === false ? false : null);
+  const or = (): Node => {
+    const parts = [and()];
+    while (isName('OR')) {
+      pos++;
+      parts.push(and());
+    }
+    return parts.length === 1
+      ? parts[0]!
+      : (r) => {
+          const vs = parts.map((p) => truth(p(r)));
+          return vs.includes(true) ? true : vs.includes(null) ? null : false;
+        };
+  };
+  const and = (): Node => {
+    const parts = [not()];
+    while (isName('AND')) {
+      pos++;
+      parts.push(not());
+    }
+    return parts.length === 1
+      ? parts[0]!
+      : (r) => {
+          const vs = parts.map((p) => truth(p(r)));
+          return vs.includes(false) ? false : vs.includes(null) ? null : true;
+        };
+  };
+  const not = (): Node => {
+    if (isName('NOT')) {
+      pos++;
+      const inner = not();
+      return (r) => {
+        const v = truth(inner(r));
+        return v === null ? null : !v;
+      };
+    }
+    return compare();
+  };
+  const compare = (): Node => {
+    const left = primary();
+    const op = peek();
+    if (op?.kind !== '==' && op?.kind !== '!=') return left;
+    pos++;
+    const right = primary();
+    return (r) => {
+      const a = left(r);
+      const b = right(r);
+      if (typeof a !== 'string' || typeof b !== 'string') return null;
+      return op.kind === '==' ? a === b : a !== b;
+    };
+  };
+  const scalar = (v: Value): EvalValue => {
+    if (v === null || v === undefined) return null;
+    if (Array.isArray(v)) return values(v);
+    return String(v);
+  };
+  const primary = (): Node => {
+    const t = tokens[pos++];
+    if (!t) throw new SplError(`Error in 'where' command: the expression ends early: ${text}`);
+    if (t.kind === '(') {
+      const inner = or();
+      expect(')');
+      return inner;
+    }
+    if (t.kind === 'string') return () => t.text;
+    if (t.kind === 'field')
+      // Like the keyword search, an event without _raw is read through its fields' values.
+      return (r) =>
+        t.text === '_raw' && (r._raw === undefined || r._raw === null) ? Object.entries(r).flatMap(([k, v]) => (k.startsWith('_') ? [] : values(v))) : scalar(r[t.text]);
+    if (t.kind !== 'name') throw new SplError(`Error in 'where' command: unexpected '${t.kind}' in ${text}`);
+    expect('(');
+    const args: Node[] = [];
+    if (peek()?.kind !== ')') {
+      args.push(or());
+      while (peek()?.kind === ',') {
+        pos++;
+        args.push(or());
+      }
+    }
+    expect(')');
+    const fn = t.text.toLowerCase();
+    const arity = (n: number) => {
+      if (args.length !== n) throw new SplError(`Error in 'where' command: ${fn}() takes ${n} arguments.`);
+    };
+    switch (fn) {
+      case 'lower':
+        arity(1);
+        return (r) => {
+          const v = args[0]!(r);
+          return typeof v === 'string' ? v.toLowerCase() : null;
+        };
+      case 'isnull':
+      case 'isnotnull':
+        arity(1);
+        return (r) => (args[0]!(r) === null) === (fn === 'isnull');
+      case 'match': {
+        arity(2);
+        const source = tokens[pos - 2];
+        if (source?.kind !== 'string') throw new SplError('the fake takes match() with a literal regex only.');
+        const re = pcre(source.text);
+        return (r) => {
+          const v = args[0]!(r);
+          if (v === null || typeof v === 'boolean') return null;
+          return (typeof v === 'string' ? [v] : v).some((x) => re.test(x));
+        };
+      }
+      case 'searchmatch': {
+        arity(1);
+        const source = tokens[pos - 2];
+        if (source?.kind !== 'string') throw new SplError('the fake takes searchmatch() with a literal search only.');
+        const expr = parseSearch(source.text);
+        return (r) => matches(expr, r);
+      }
+      default:
+        throw new SplError(`the fake has no eval function ${fn}().`);
+    }
+  };
+  const root = or();
+  if (pos !== tokens.length) throw new SplError(`Error in 'where' command: unexpected text after the expression: ${text}`);
+  return root;
+}
+
+function whereCommand(args: string): Command {
+  const test = compileWhere(args);
+  return (rows) => rows.filter((r) => test(r) === true);
 }
 
 function evalCommand(args: string): Command {
