@@ -23,7 +23,7 @@ import { PREC_AND, PREC_ATOM, PREC_NOT, QueryBackend, type ConvertOptions, type 
  * eval expression in `| where`: top-level AND-ed leaves become their own filter (`| regex`,
  * `| where`), and a top-level conjunct that holds such a leaf inside OR/NOT moves whole into one
  * `| where`, where its search-expressible parts keep their search meaning through `searchmatch()`
- * (decision record 0071b). Eval comparisons are case-sensitive and null-propagating, so every
+ * (decision record 0076). Eval comparisons are case-sensitive and null-propagating, so every
  * `match()` carries its own `(?i)` and an `isnotnull()` guard: NOT of an absent field is true, as in
  * Sigma.
  */
