@@ -34,7 +34,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function takeSlackInteraction(deps: DomainDeps, callback: SlackCallback, trace: SlackCallbackTrace): Promise<ApprovalRecord> {
   const now = deps.now?.() ?? new Date();
   const { db } = deps.database;
-  const integration = await findSlackIntegration(db, callback.tenantId).catch(() => undefined);
+  // A tenant without a Slack app (or no such tenant) is refused like a bad signature: nothing is said about it.
+  const integration = await findSlackIntegration(db, callback.tenantId).catch((err: unknown) => {
+    if (err instanceof Refusal && err.kind === 'not-found') return undefined;
+    throw err;
+  });
   if (!integration) throw new SlackRequestRefused('No Slack app is configured for this tenant');
   const verdict = verifySlackRequest({
     signingSecret: deps.secrets.open(integration.signingSecret),
