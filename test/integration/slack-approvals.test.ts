@@ -149,6 +149,19 @@ describe('approvals decided from Slack', () => {
     expect(replayed.answer.detail).toMatch(/replay/);
     expect(await approval(id)).toMatchObject({ status: 'pending', decided_by: null });
 
+    // A mapped user whose key was revoked since decides nothing.
+    const dave = await createApiKey(svc, svc.token, { name: 'dave', permissions: ['approve'], principal: 'dave@example.com' });
+    const mapped = reviewers([
+      { team_id: TEAM, user_id: 'UCAROL', api_key_id: carol.id },
+      { team_id: TEAM, user_id: 'UDAVE', api_key_id: dave.id },
+    ]);
+    expect((await svc.request('PUT', '/api/v1/settings/integrations/slack', { body: { reviewers: mapped } })).status).toBe(200);
+    expect((await svc.request('DELETE', `/api/v1/settings/api-keys/${dave.id}`)).status).toBe(200);
+    const revoked = await slack.click(interactionsUrl, { message, actionId: 'detflow.approve', teamId: TEAM, userId: 'UDAVE' });
+    expect(revoked.status).toBe(403);
+    expect(revoked.answer.detail).toMatch(/revoked/);
+    expect(await approval(id)).toMatchObject({ status: 'pending', decided_by: null });
+
     const changes = await slack.click(interactionsUrl, { message, actionId: 'detflow.request_changes', teamId: TEAM, userId: 'UCAROL' });
     expect(changes.status).toBe(200);
     expect(await approval(id)).toMatchObject({ status: 'changes_requested', decision: 'request_changes', decided_by_principal: 'carol@example.com' });
