@@ -20,6 +20,8 @@ import { tenantRoutes } from './settings/tenants.routes';
 import { auditRoutes } from './settings/audit.routes';
 import { webhookRoutes } from './settings/webhook.routes';
 import { backupRoutes } from './settings/backup.routes';
+import { slackIntegrationRoutes } from './integrations/slack.routes';
+import { SLACK_INTERACTIONS_PATH, slackInteractionHandlers } from './integrations/slack-interactions';
 import { targetRoutes } from './settings/targets.routes';
 import { eventRoutes } from './events/events.routes';
 import { alertRoutes } from './alerts/alerts.routes';
@@ -79,6 +81,7 @@ export function buildApp(given: ApiDeps): App {
     ...auditRoutes(deps, () => auditWriter.flush()),
     ...webhookRoutes(deps),
     ...backupRoutes(deps),
+    ...slackIntegrationRoutes(deps),
     ...targetRoutes(deps),
     ...eventRoutes(deps),
     ...alertRoutes(deps),
@@ -134,6 +137,13 @@ export function buildApp(given: ApiDeps): App {
       res.json(document);
     });
   }
+
+  // Slack's interaction callbacks carry no token: their signature over the raw body authenticates them.
+  api.post(
+    SLACK_INTERACTIONS_PATH,
+    identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }),
+    ...slackInteractionHandlers(deps),
+  );
 
   api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));
   api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));

@@ -14,3 +14,4 @@ export * from './runs';
 export * from './health';
 export * from './alert-rollups';
 export * from './drift';
+export * from './integrations';

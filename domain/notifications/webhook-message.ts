@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import type { WebhookEvent } from '../../db/schema';
+import { approvalButtons, type ActionsBlock } from '../integrations/slack/blocks';
 
 /** The body a webhook receives: Slack-compatible (`text`, `blocks`) plus the structured event. */
 export type WebhookBody = {
   text: string;
-  blocks: Array<{ type: 'section'; text: { type: 'mrkdwn'; text: string } } | { type: 'context'; elements: Array<{ type: 'mrkdwn'; text: string }> }>;
+  blocks: Array<{ type: 'section'; text: { type: 'mrkdwn'; text: string } } | { type: 'context'; elements: Array<{ type: 'mrkdwn'; text: string }> } | ActionsBlock>;
   event: WebhookEvent;
   delivery_id: string;
   tenant_id: string;
@@ -55,6 +56,8 @@ export function buildWebhookBody(input: { event: WebhookEvent; deliveryId: strin
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text } },
       { type: 'context', elements: [{ type: 'mrkdwn', text: `detflow · ${input.event} · tenant ${input.tenantId}` }] },
+      // Approve / Reject / Request changes, for a Slack app whose interactivity points at detflow.
+      ...(input.event === 'approval.requested' && typeof input.data.approval_id === 'string' ? [approvalButtons(input.data.approval_id)] : []),
     ],
     event: input.event,
     delivery_id: input.deliveryId,
