@@ -40,7 +40,7 @@ function readManifest(): Manifest | null {
  * the current sources. The build is written to a fresh folder and renamed into place, so processes
  * starting together (test workers, an API and a worker) never serve a half-written one.
  */
-export async function ensureConsoleBuilt(options: { force?: boolean } = {}): Promise<Manifest> {
+export async function ensureConsoleBuilt(options: { force?: boolean; minify?: boolean } = {}): Promise<Manifest> {
   const digest = sourcesDigest();
   const current = readManifest();
   if (!options.force && current?.sources === digest && CONSOLE_ASSETS.every((f) => fs.existsSync(path.join(CONSOLE_BUILD_DIR, f)))) return current;
@@ -49,7 +49,7 @@ export async function ensureConsoleBuilt(options: { force?: boolean } = {}): Pro
   await esbuild.build({
     entryPoints: { app: path.join(CONSOLE_SOURCE_DIR, 'main.tsx') },
     bundle: true,
-    minify: true,
+    minify: options.minify ?? true,
     format: 'esm',
     target: ['es2022'],
     jsx: 'automatic',

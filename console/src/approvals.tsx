@@ -197,7 +197,7 @@ export function ApprovalsPage({ session }: { session: Session }) {
           {data.items.length} pending, newest first.
         </p>
       )}
-      {data?.items.map((a) => (
+      {data?.items.slice(0, shown).map((a) => (
         <ApprovalCard key={a.id} approval={a} session={session} />
       ))}
     </section>

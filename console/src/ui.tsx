@@ -31,12 +31,18 @@ export function Problem({ error }: { error: Error }) {
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 
+/** One formatter per currency: building an Intl.NumberFormat costs more than formatting with it. */
+const formatters = new Map<string, Intl.NumberFormat | null>();
+
 export const money = (amount: number, currency: string) => {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency, maximumFractionDigits: 0 }).format(amount);
-  } catch {
-    return `${amount.toFixed(0)} ${currency}`;
+  if (!formatters.has(currency)) {
+    try {
+      formatters.set(currency, new Intl.NumberFormat('en', { style: 'currency', currency, maximumFractionDigits: 0 }));
+    } catch {
+      formatters.set(currency, null);
+    }
   }
+  return formatters.get(currency)?.format(amount) ?? `${amount.toFixed(0)} ${currency}`;
 };
 
 export function RunLink({ href }: { href?: string }) {
