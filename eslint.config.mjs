@@ -9,6 +9,8 @@ import tseslint from 'typescript-eslint';
 /** The folders of TypeScript source, and the tests and benchmarks that use them. */
 const SOURCE_FOLDERS = ['api', 'activities', 'workflows', 'worker', 'siem', 'sigma', 'db', 'cli', 'config', 'domain'];
 const TYPESCRIPT_FILES = [...SOURCE_FOLDERS, 'test', 'bench'].map((folder) => `${folder}/**/*.ts`);
+/** The console's browser sources (console/tsconfig.json: DOM, Preact's JSX). */
+const CONSOLE_FILES = ['console/src/**/*.ts', 'console/src/**/*.tsx'];
 
 /** Correctness rules that need no type information: cheap, and they pass on today's code. */
 const CORE_CORRECTNESS = {
@@ -39,7 +41,7 @@ const WORKFLOW_SANDBOX = 'Workflow code runs in the Temporal sandbox and must be
 export default defineConfig(
   {
     // Not source: dependencies, build and test output, data, installed tools, generated SQL, recorded histories.
-    ignores: ['node_modules/', 'dist/', 'coverage/', 'data/', '.tools/', '.jest-cache/', 'db/migrations/', 'test/replay/histories/'],
+    ignores: ['node_modules/', 'dist/', 'console/dist/', 'test-artifacts/', 'coverage/', 'data/', '.tools/', '.jest-cache/', 'db/migrations/', 'test/replay/histories/'],
   },
   {
     linterOptions: { reportUnusedDisableDirectives: 'error' },
@@ -50,7 +52,7 @@ export default defineConfig(
     rules: CORE_CORRECTNESS,
   },
   {
-    files: TYPESCRIPT_FILES,
+    files: [...TYPESCRIPT_FILES, ...CONSOLE_FILES],
     languageOptions: {
       parser: tseslint.parser,
       // Type information from tsconfig.json, which covers the source folders, test/ and bench/.

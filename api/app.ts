@@ -11,6 +11,8 @@ import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, r
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
 import { apiReference } from './docs/reference-page';
+import { consoleSite } from './console/console-site';
+import { sessionRoutes } from './auth/session.routes';
 import { enforceScope, namedInRequest } from './http/scope';
 import { TokenCache } from './auth/token-cache';
 import { FailureThrottle } from './auth/failure-throttle';
@@ -88,6 +90,7 @@ export function buildApp(given: ApiDeps): App {
     ...roiRoutes(deps),
     ...dashboardRoutes(deps),
     ...ruleHealthRoutes(deps),
+    ...sessionRoutes(),
   ];
 
   const app = express();
@@ -102,6 +105,7 @@ export function buildApp(given: ApiDeps): App {
 
   // The API reference for people, from the OpenAPI document below (public, like the document).
   app.use(apiReference(`${API_BASE.slice(1)}/openapi.json`));
+  app.use(consoleSite());
 
   // Liveness, readiness and metrics for orchestrators: no rate limit, no audit; no auth either,
   // except /metrics when DETFLOW_METRICS_TOKEN is set.
