@@ -132,8 +132,14 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Below the readiness probe's 2 s deadline, so the probe reports the database's own error. */
+const CONNECT_TIMEOUT_MS = 1_500;
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A server that does not answer a connection attempt (a host gone, a port dropped by a firewall)
+  // fails the query in a few seconds instead of holding it until the kernel gives up: requests
+  // answer 503 and readiness sees the database down within its probe's deadline.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // A broken idle connection must not crash the process; the next query reports the problem.
   pool.on('error', () => undefined);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
