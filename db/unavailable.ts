@@ -8,14 +8,23 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (typeof e !== 'object') return false;
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (SOCKET_CODES.has(code) || SERVER_CODES.has(code) || code.startsWith('08'))) return true;
+    if ((e as Record<symbol, unknown>)[UNREACHABLE] === true) return true;
+    if (typeof code === 'string' && (SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
     if (typeof message === 'string' && CLIENT_MESSAGES.some((m) => m.test(message))) return true;
   }
   return false;
 }
 
-/** The socket could not connect, or the connection went away under a query. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * Set on an error of connecting to the database (a refused or timed-out socket looks the same
+ * whoever made it: a webhook receiver or a SIEM that refuses a connection is not the database).
+ */
+const UNREACHABLE = Symbol('detflow.databaseUnreachable');
+
+export function markDatabaseUnreachable<E>(err: E): E {
+  if (err && typeof err === 'object') Object.defineProperty(err, UNREACHABLE, { value: true });
+  return err;
+}
 
 /**
  * SQLSTATEs of a server going away or not yet accepting: admin_shutdown, crash_shutdown,
@@ -25,4 +34,4 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '57P04']);
 
 /** What node-postgres says of itself, without a code: the pool's connect timeout, a socket ended. */
-const CLIENT_MESSAGES = [/timeout exceeded when trying to connect/i, /Connection terminated/i, /Client has encountered a connection error/i, /connection (?:is )?closed/i];
+const CLIENT_MESSAGES = [/timeout exceeded when trying to connect/i, /^Connection terminated/, /Client has encountered a connection error/];

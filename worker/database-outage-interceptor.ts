@@ -38,7 +38,7 @@ class WaitForDatabase implements ActivityInboundCallsInterceptor {
         return await next(input);
       } catch (err) {
         if (!isDatabaseUnavailable(err)) throw err;
-        const canWait = info.heartbeatTimeoutMs === undefined && Date.now() + wait < deadline && !this.ctx.cancellationSignal.aborted;
+        const canWait = !info.heartbeatTimeoutMs && Date.now() + wait < deadline && !this.ctx.cancellationSignal.aborted;
         if (!canWait) {
           throw ApplicationFailure.create({
             message: `the database is unavailable: ${(err as Error).message}`,

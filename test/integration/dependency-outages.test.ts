@@ -237,10 +237,16 @@ const event = (image: string) =>
       expect(alerts.every((a) => a.n === 1)).toBe(true);
       expect((await q('select count(*)::int as n from alerts where rule_id <> $1', [RULE.detects]))[0].n).toBe(0);
 
+      // The notification of the last deployment may still be on its way: wait for it, not only for what is recorded.
       await until(
-        'every webhook delivered',
-        async () => ((await q("select count(*)::int as n from webhook_deliveries where status <> 'delivered'"))[0].n === 0 ? true : undefined),
-        60,
+        'a deployment.succeeded webhook per deployment, every one delivered',
+        async () => {
+          const [row] = await q(
+            "select count(*) filter (where event = 'deployment.succeeded')::int as succeeded, count(*) filter (where status <> 'delivered')::int as pending from webhook_deliveries",
+          );
+          return row.succeeded >= ids.length && row.pending === 0 ? true : undefined;
+        },
+        90,
       );
       const deliveries = await q('select id, event from webhook_deliveries');
       const succeeded = deliveries.filter((d) => d.event === 'deployment.succeeded');
