@@ -8,6 +8,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema';
+import { markDatabaseUnreachable } from './unavailable';
 
 export type Schema = typeof schema;
 /** The one database type the rest of the code sees, whichever driver is behind it. */
@@ -145,10 +146,17 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Below the readiness probe's 2 s deadline, so the probe reports the database's own error. */
+const CONNECT_TIMEOUT_MS = 1_500;
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A server that does not answer a connection attempt (a host gone, a port dropped by a firewall)
+  // fails the query in a few seconds instead of holding it until the kernel gives up: requests
+  // answer 503 and readiness sees the database down within its probe's deadline.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // A broken idle connection must not crash the process; the next query reports the problem.
   pool.on('error', () => undefined);
+  markConnectFailures(pool);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     db,
@@ -173,6 +181,22 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     },
     close: () => pool.end(),
   };
+}
+
+type ConnectCallback = (err: Error | undefined, client?: pg.PoolClient, release?: (err?: Error) => void) => void;
+
+/**
+ * Errors of getting a connection (refused, timed out: every query gets its connection here,
+ * `pool.query` included) are marked as the database being unreachable, so they are told from the
+ * same socket errors of other peers (see db/unavailable.ts).
+ */
+function markConnectFailures(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (cb: ConnectCallback) => void;
+  const wrapped = (cb?: ConnectCallback) => {
+    if (cb) return connect((err, client, release) => cb(err ? markDatabaseUnreachable(err) : err, client, release));
+    return new Promise<pg.PoolClient>((resolve, reject) => connect((err, client) => (err ? reject(markDatabaseUnreachable(err)) : resolve(client!))));
+  };
+  (pool as unknown as { connect: typeof wrapped }).connect = wrapped;
 }
 
 export function databaseOptionsFromConfig(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseOptions {

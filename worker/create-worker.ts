@@ -8,6 +8,7 @@ import type { SecretBox } from '../config/secret-box';
 import type { WebhookRetry } from '../config/env';
 import type { SiemAdapters } from '../siem/adapters';
 import type { DomainMetrics } from '../domain/metrics';
+import { databaseOutageInterceptor } from './database-outage-interceptor';
 
 export type WorkerWiring = {
   address: string;
@@ -40,6 +41,7 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
       connection,
       namespace: wiring.namespace,
       taskQueue: wiring.taskQueue,
+      interceptors: { activity: [databaseOutageInterceptor(wiring.logger)] },
       ...(wiring.shutdownGraceMs !== undefined ? { shutdownGraceTime: wiring.shutdownGraceMs } : {}),
       activities: createActivities({
         db: wiring.db,

@@ -4,6 +4,7 @@ import type { Database } from '../../db/client';
 import type { auditLog } from '../../db/schema';
 import type { AuthFailure } from '../auth/authenticate';
 import { redactTokens } from '../auth/token-hygiene';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 
 /** What the request pipeline learns about the caller, for the audit row. */
 export type AuditSubject = { tokenId?: string; tenantId?: string; tokenPrefix?: string | null; principal?: string; route?: string; authFailure?: AuthFailure };
@@ -44,6 +45,9 @@ const INSERT_BATCH = `insert into audit_log (${AUDIT_COLUMNS.map((c) => c.name).
 export class AuditWriter {
   private static readonly FLUSH_MS = 25;
   private static readonly MAX_BATCH = 500;
+  private static readonly RETRY_MS = 1_000;
+  private static readonly MAX_HELD = 50_000;
+  private retryTimer: NodeJS.Timeout | undefined;
   private pending: AuditRow[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = new Set<Promise<void>>();
@@ -78,10 +82,33 @@ export class AuditWriter {
       )
       .then(
         () => undefined,
-        (err: unknown) => this.logger.error({ err, rows: batch.length, requestIds: batch.map((r) => r.requestId) }, 'failed to write audit rows'),
+        (err: unknown) => {
+          if (isDatabaseUnavailable(err)) return this.holdForRetry(batch, err);
+          this.logger.error({ err, rows: batch.length, requestIds: batch.map((r) => r.requestId) }, 'failed to write audit rows');
+        },
       )
       .finally(() => this.inFlight.delete(write));
     this.inFlight.add(write);
+  }
+
+  /**
+   * The database is away (restarting, failing over): the rows wait in memory, oldest first, and
+   * are written once it answers, so an outage loses no audit row unless it outlasts MAX_HELD rows.
+   */
+  private holdForRetry(batch: AuditRow[], err: unknown): void {
+    this.pending = [...batch, ...this.pending];
+    const excess = this.pending.length - AuditWriter.MAX_HELD;
+    if (excess > 0) {
+      const dropped = this.pending.splice(0, excess);
+      this.logger.error({ err, rows: dropped.length, requestIds: dropped.map((r) => r.requestId) }, 'dropped audit rows held while the database was unavailable');
+    }
+    if (this.retryTimer) return;
+    this.logger.warn({ rows: this.pending.length, err: (err as Error).message }, 'the database is unavailable; audit rows are held until it answers');
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.writeBatch();
+    }, AuditWriter.RETRY_MS);
+    this.retryTimer.unref();
   }
 }
 

@@ -11,6 +11,7 @@ import { auditSubject } from '../audit/audit-recorder';
 import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
 import { isSiemRequestError } from '../../siem/remote/errors';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import {
   AppError,
   PROBLEM_BASE,
@@ -166,6 +167,9 @@ function describeJsonText(body: string): string {
 /** gRPC status codes of a Temporal server that is down, overloaded or too slow to answer: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
 const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
 
+/** About a restart of PostgreSQL or a failover: long enough not to hammer it, short enough for CI. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (err instanceof Refusal) return problemOf(err);
@@ -174,6 +178,18 @@ function toAppError(err: unknown): AppError | undefined {
   const grpc = err instanceof ServiceError ? err.cause : err;
   if (isGrpcServiceError(grpc) && TEMPORAL_UNAVAILABLE.has(grpc.code)) {
     return problemOf(unavailable(`The workflow service did not answer in time (${grpc.details || grpc.message}); retry later`, 5));
+  }
+  // So is a database that refuses connections or dropped one (restarting, failing over, away).
+  if (isDatabaseUnavailable(err)) {
+    return new AppError(
+      503,
+      'database-unavailable',
+      'Database unavailable',
+      'The database cannot be reached at the moment; retry later, with the same Idempotency-Key for a change',
+      {
+        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      },
+    );
   }
   const e = err as BodyParserError;
   switch (e?.type) {
