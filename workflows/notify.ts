@@ -2,6 +2,7 @@ import { ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } fro
 import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
 import { KIND, TENANT, workflowIds, FailureType } from './contracts';
+import { notifyRunMetadata } from './run-summaries';
 
 export type NotifyInput = { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> };
 export type NotifyResult = { deliveryId: string | null; delivered: boolean; attempts: number; error: string | null };
@@ -45,9 +46,12 @@ export async function Notify(input: NotifyInput): Promise<NotifyResult> {
 export async function notifyInBackground(input: Omit<NotifyInput, 'sourceKey'> & { step: string }): Promise<void> {
   const { workflowId } = workflowInfo();
   const sourceKey = `${workflowId}#${input.step}`;
+  const notice: NotifyInput = { tenantId: input.tenantId, event: input.event, sourceKey, data: input.data };
   await startChild(Notify, {
     workflowId: workflowIds.notify(input.tenantId, input.event, workflowId, input.step),
-    args: [{ tenantId: input.tenantId, event: input.event, sourceKey, data: input.data }],
+    args: [notice],
+    // User metadata rides on the command but is not part of what replay compares.
+    ...notifyRunMetadata(notice),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: [
       { key: TENANT, value: input.tenantId },
