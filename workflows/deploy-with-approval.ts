@@ -41,7 +41,7 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   }
   state.impact = impact;
   if (input.approval) {
-    step(`waiting for approval ${input.approval.approvalId} (requested by ${input.approval.requestedBy})`);
+    step(`waiting for a reviewer's decision on approval ${input.approval.approvalId}`);
     const approved = await awaitApproval(input, state, impact);
     if (!approved) {
       step(`done: ${state.status}`);
