@@ -3,6 +3,7 @@ import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
 import { KIND, TENANT, workflowIds, FailureType } from './contracts';
 import { notifyRunMetadata } from './run-summaries';
+import { trackSteps } from './current-step';
 
 export type NotifyInput = { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> };
 export type NotifyResult = { deliveryId: string | null; delivered: boolean; attempts: number; error: string | null };
@@ -26,8 +27,14 @@ const delivery = proxyActivities<NotificationActivities>({
 
 /** Records one notification for the tenant's webhook and delivers it, retrying until it is acknowledged. */
 export async function Notify(input: NotifyInput): Promise<NotifyResult> {
+  const step = trackSteps();
+  step('recording the notification');
   const deliveryId = await bookkeeping.recordNotification(input);
-  if (!deliveryId) return { deliveryId: null, delivered: false, attempts: 0, error: null };
+  if (!deliveryId) {
+    step('done: nothing to deliver (no webhook takes this event)');
+    return { deliveryId: null, delivered: false, attempts: 0, error: null };
+  }
+  step(`delivering ${deliveryId} (retried with backoff while the receiver does not acknowledge)`);
   try {
     const { attempts } = await delivery.deliverWebhook({ deliveryId });
     return { deliveryId, delivered: true, attempts, error: null };

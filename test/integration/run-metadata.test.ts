@@ -1,3 +1,5 @@
+import { and, eq } from 'drizzle-orm';
+import { deployments } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { createCiKey, processRule, startTestService, until, type TestService } from '../support/harness';
 
@@ -89,7 +91,7 @@ describe('runs in the Temporal UI: summaries, details and current step', () => {
     expect(await currentStep(rollback.body.workflow_id)).toBe('done: completed');
   });
 
-  it('replays, shadow evaluations and drift checks say what they are', async () => {
+  it('replays, shadow evaluations, drift checks and restores say what they are', async () => {
     const replay = await svc.request('POST', '/api/v1/rules/replay', {
       token: ci,
       body: { rule_id: RULE, target: 'local', from: FROM, to: TO },
@@ -106,6 +108,11 @@ describe('runs in the Temporal UI: summaries, details and current step', () => {
     const shadowed = await metadataOf(shadow.body.workflow_id);
     expect(shadowed.summary).toBe(`Shadow-run ‘${TITLE}’ v2 on local for PT5M every PT1M (asked by ci)`);
     expect(shadowed.details).toContain(`(/api/v1/shadows/${shadow.body.id})`);
+    const evaluating = await until('the shadow to wait for its first interval', async () => {
+      const step = await currentStep(shadow.body.workflow_id);
+      return step?.startsWith('evaluation 1:') ? step : undefined;
+    });
+    expect(evaluating).toMatch(/^evaluation 1: waiting for the next interval \(ends /);
     expect((await svc.request('POST', `/api/v1/shadows/${shadow.body.id}/stop`)).status).toBeLessThan(300);
 
     const checked = await svc.request('POST', '/api/v1/settings/targets/local/drift-check');
@@ -120,6 +127,20 @@ describe('runs in the Temporal UI: summaries, details and current step', () => {
       return undefined;
     });
     expect(summary).toBe('Drift check of local (asked by bootstrap)');
+
+    const [live] = await svc.database.db
+      .select()
+      .from(deployments)
+      .where(and(eq(deployments.ruleId, RULE), eq(deployments.status, 'active')));
+    expect((await svc.request('POST', `/api/v1/deployments/${live!.id}/restore`)).status).toBe(200);
+    const restore = await until('the restore run to be listed', async () => {
+      for await (const run of svc.client.workflow.list({ query: `WorkflowType = 'RestoreDeployment'` })) {
+        if (run.workflowId.startsWith(`restore/default/${live!.id}/`)) return run.workflowId;
+      }
+      return undefined;
+    });
+    expect((await metadataOf(restore)).summary).toBe(`Restore ${RULE} v1 on local as deployed (asked by bootstrap)`);
+    expect(await currentStep(restore)).toMatch(/^done: (restored|nothing to restore)$/);
   });
 
   it('the scheduled drift check and retention pass say what they are', async () => {
