@@ -29,6 +29,13 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    // Created by a version before runs described themselves: the UI names its runs from now on.
+    // Updated only then, so workers starting together do not race to rewrite it at every start.
+    const handle = temporal.client.schedule.getHandle(workflowIds.retentionSchedule);
+    const { action } = await handle.describe();
+    if (action.type === 'startWorkflow' && action.staticSummary !== retentionRunMetadata.staticSummary) {
+      await handle.update((s) => ({ ...s, action: { ...s.action, ...retentionRunMetadata } }));
+    }
   }
 }
 
