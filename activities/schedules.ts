@@ -6,6 +6,7 @@ import { deployments, targets } from '../db/schema';
 import { KIND, RULE_ID, TARGET, TENANT, FailureType, WorkflowType, workflowIds } from '../workflows/contracts';
 import { LIVE_DEPLOYMENT_STATUSES } from '../domain/statuses';
 import { isoDurationMs } from '../config/iso-duration';
+import { detectionScheduleMetadata, driftScheduleMetadata, retentionRunMetadata } from '../workflows/run-summaries';
 
 export type TemporalDeps = { client: Client; taskQueue: string };
 
@@ -21,12 +22,20 @@ export async function ensureRetentionSchedule(temporal: TemporalDeps): Promise<v
         args: [],
         taskQueue: temporal.taskQueue,
         workflowId: workflowIds.retentionSchedule,
+        ...retentionRunMetadata,
         typedSearchAttributes: [{ key: KIND, value: 'retention' }],
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    // Created by a version before runs described themselves: the UI names its runs from now on.
+    // Updated only then, so workers starting together do not race to rewrite it at every start.
+    const handle = temporal.client.schedule.getHandle(workflowIds.retentionSchedule);
+    const { action } = await handle.describe();
+    if (action.type === 'startWorkflow' && action.staticSummary !== retentionRunMetadata.staticSummary) {
+      await handle.update((s) => ({ ...s, action: { ...s.action, ...retentionRunMetadata } }));
+    }
   }
 }
 
@@ -46,13 +55,14 @@ export async function ensureDriftSchedule(temporal: TemporalDeps, minutes: numbe
         args: [{}],
         taskQueue: temporal.taskQueue,
         workflowId: workflowIds.driftSchedule,
+        ...driftScheduleMetadata(minutes),
         typedSearchAttributes: [{ key: KIND, value: 'drift' }],
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await temporal.client.schedule.getHandle(workflowIds.driftSchedule).update((s) => ({ ...s, spec }));
+    await temporal.client.schedule.getHandle(workflowIds.driftSchedule).update((s) => ({ ...s, spec, action: { ...s.action, ...driftScheduleMetadata(minutes) } }));
   }
 }
 
@@ -84,6 +94,7 @@ export function createScheduleActivities({ db, temporal }: { db: Db; temporal: T
             args: [{ deploymentId }],
             taskQueue: temporal.taskQueue,
             workflowId: scheduleId,
+            ...detectionScheduleMetadata({ deploymentId, ruleId: row.d.ruleId, version: row.d.version, targetName: row.targetName, interval: row.interval }),
             typedSearchAttributes: [
               { key: TENANT, value: row.d.tenantId },
               { key: RULE_ID, value: row.d.ruleId },

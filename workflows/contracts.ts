@@ -56,7 +56,13 @@ export const WorkflowType = {
  * The messages runs answer and accept. Workflows define their queries, signals and updates under
  * these names; the domain, which imports only types from workflows/, sends them by name.
  */
-export const RunQuery = { deploymentState: 'deploymentState', replayProgress: 'replayProgress', shadowProgress: 'shadowProgress' } as const;
+export const RunQuery = {
+  deploymentState: 'deploymentState',
+  replayProgress: 'replayProgress',
+  shadowProgress: 'shadowProgress',
+  /** Every run's step in words (also its current details in the Temporal UI). */
+  currentStep: 'currentStep',
+} as const;
 export const RunSignal = { stopShadow: 'stopShadow' } as const;
 export const RunUpdate = { decide: 'decide' } as const;
 

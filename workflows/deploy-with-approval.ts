@@ -6,6 +6,7 @@ import { takeDecisions } from './approval-decision';
 import { adapterDeploys, impacts, records, schedules } from './change-activities';
 import { deploymentStateQuery, type DeployInput, type DeployState, type DeploymentRef } from './change-messages';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 
 /**
  * The life of a change: its impact (replay-based projection, cost, noise delta, diff), then — when
@@ -28,13 +29,36 @@ export async function DeployWithApproval(input: DeployInput): Promise<DeployStat
   };
   setHandler(deploymentStateQuery, () => state);
   if (input.approval) takeDecisions(state.approval!, input.approval);
+  const step = trackSteps();
 
+  step(`computing the impact on ${targetsOf(input)}`);
   const impact = await computeImpact(input);
-  if (typeof impact === 'string') return abandonChange(input, state, impact);
+  if (typeof impact === 'string') {
+    step(`abandoning the change: ${impact}`);
+    const abandoned = await abandonChange(input, state, impact);
+    step('done: failed');
+    return abandoned;
+  }
   state.impact = impact;
-  if (input.approval && !(await awaitApproval(input, state, impact))) return state;
-  for (const [i, ref] of input.deployments.entries()) await deployToTarget(input, state.deployments[i]!, ref);
-  return finish(state, outcomeOf(state));
+  if (input.approval) {
+    step(`waiting for a reviewer's decision on approval ${input.approval.approvalId}`);
+    const approved = await awaitApproval(input, state, impact);
+    if (!approved) {
+      step(`done: ${state.status}`);
+      return state;
+    }
+  }
+  for (const [i, ref] of input.deployments.entries()) {
+    step(`deploying v${input.version} to ${ref.targetName} (${i + 1} of ${input.deployments.length})`);
+    await deployToTarget(input, state.deployments[i]!, ref);
+  }
+  const final = finish(state, outcomeOf(state));
+  step(`done: ${final.status}`);
+  return final;
+}
+
+function targetsOf(input: DeployInput): string {
+  return input.deployments.map((d) => d.targetName).join(', ');
 }
 
 /** Runs recorded before overtaken changes had a status of their own end them as failed. */
@@ -60,13 +84,15 @@ function finish(state: DeployState, status: DeploymentStatus): DeployState {
 /** The change's impact, or why it could not be computed. */
 async function computeImpact(input: DeployInput): Promise<ImpactSummary | string> {
   try {
-    return await impacts.computeImpact({
-      tenantId: input.tenantId,
-      ruleId: input.ruleId,
-      version: input.version,
-      targetIds: input.deployments.map((d) => d.targetId),
-      noiseBudget: input.noiseBudget,
-    });
+    return await impacts.computeImpact.executeWithOptions({ summary: `Impact of ${input.ruleId} v${input.version} on ${targetsOf(input)}` }, [
+      {
+        tenantId: input.tenantId,
+        ruleId: input.ruleId,
+        version: input.version,
+        targetIds: input.deployments.map((d) => d.targetId),
+        noiseBudget: input.noiseBudget,
+      },
+    ]);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     return `the impact summary could not be computed: ${err.cause?.message ?? err.message}`;
@@ -142,7 +168,8 @@ async function deployToTarget(input: DeployInput, entry: DeployState['deployment
   };
   try {
     await moveTo('deploying');
-    await adapterDeploys.deployToTarget({ deploymentId: ref.deploymentId });
+    // The summary is user metadata on the command: the UI names the long call, replay does not compare it.
+    await adapterDeploys.deployToTarget.executeWithOptions({ summary: `Deploy ${input.ruleId} v${input.version} to ${ref.targetName}` }, [{ deploymentId: ref.deploymentId }]);
     const { superseded } = await records.activateDeployment({ deploymentId: ref.deploymentId });
     entry.status = 'active';
     await schedules.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });

@@ -4,8 +4,10 @@ import type { DetectionActivities, DetectionOutcome } from '../activities/detect
 import type { RollbackPlanActivities } from '../activities/rollback-plan';
 import type { HealthActivities } from '../activities/health';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 import { Rollback } from './rollback';
 import { rollbackSearchAttributes } from './contracts';
+import { rollbackRunMetadata } from './run-summaries';
 import { FailureType } from './contracts';
 
 const { runDetection, planBudgetRollback } = proxyActivities<DetectionActivities & RollbackPlanActivities>({
@@ -50,9 +52,11 @@ async function checkHealth(deploymentId: string): Promise<void> {
  * (in the same transaction as the run); `rollback` starts a Rollback run that outlives this one.
  */
 export async function DetectionRun(input: { deploymentId: string }): Promise<DetectionOutcome> {
+  const step = trackSteps();
   let outcome: DetectionOutcome;
   try {
-    outcome = await runDetection({ deploymentId: input.deploymentId });
+    step('running the detection query');
+    outcome = await runDetection.executeWithOptions({ summary: `Detection query of deployment ${input.deploymentId}` }, [{ deploymentId: input.deploymentId }]);
   } catch (err) {
     // A failed run is what the error rate counts: checked before the failure ends this run.
     await checkHealth(input.deploymentId);
@@ -86,6 +90,7 @@ async function startBudgetRollback(workflowId: string, input: Parameters<typeof 
       workflowId,
       args: [input],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      ...rollbackRunMetadata({ ...input, toVersion: input.to?.version ?? null, requestedBy: 'noise budget' }),
       typedSearchAttributes: rollbackSearchAttributes(input),
     });
   } catch (err) {

@@ -1,6 +1,7 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { DriftActivities, TargetDriftOutcome } from '../activities/drift';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 
 const { listDriftTargets, checkTargetDrift } = proxyActivities<DriftActivities>({
   startToCloseTimeout: '5 minutes',
@@ -30,7 +31,9 @@ export type DriftCheckOutcome = { checked: TargetDriftOutcome[]; failed: Array<{
 export async function DriftCheck(input: DriftCheckInput = {}): Promise<DriftCheckOutcome> {
   const targets = input.targetId ? [{ targetId: input.targetId }] : await listDriftTargets();
   const outcome: DriftCheckOutcome = { checked: [], failed: [] };
-  for (const { targetId } of targets) {
+  const step = trackSteps();
+  for (const [i, { targetId }] of targets.entries()) {
+    step(`checking target ${targetId} (${i + 1} of ${targets.length})`);
     let result: TargetDriftOutcome;
     try {
       result = await (input.targetId ? interactive.checkTargetDrift : checkTargetDrift)({ targetId });
@@ -50,5 +53,6 @@ export async function DriftCheck(input: DriftCheckInput = {}): Promise<DriftChec
       });
     }
   }
+  step(`done: ${outcome.checked.length} checked, ${outcome.failed.length} failed`);
   return outcome;
 }

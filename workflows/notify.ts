@@ -2,6 +2,8 @@ import { ParentClosePolicy, log, patched, proxyActivities, startChild, workflowI
 import type { NotificationActivities } from '../activities/notifications';
 import type { WebhookEvent } from '../db/schema';
 import { KIND, TENANT, workflowIds, FailureType } from './contracts';
+import { notifyRunMetadata } from './run-summaries';
+import { trackSteps } from './current-step';
 
 export type NotifyInput = { tenantId: string; event: WebhookEvent; sourceKey: string; data: Record<string, unknown> };
 export type NotifyResult = { deliveryId: string | null; delivered: boolean; attempts: number; error: string | null };
@@ -29,19 +31,27 @@ function deliveryActivities(retry: { firstSeconds: number; maxSeconds: number; m
 
 /** Records one notification for the tenant's webhook and delivers it, retrying until it is acknowledged. */
 export async function Notify(input: NotifyInput): Promise<NotifyResult> {
+  const step = trackSteps();
+  step('recording the notification');
   const deliveryId = await bookkeeping.recordNotification(input);
-  if (!deliveryId) return { deliveryId: null, delivered: false, attempts: 0, error: null };
+  if (!deliveryId) {
+    step('done: nothing to deliver (no webhook takes this event)');
+    return { deliveryId: null, delivered: false, attempts: 0, error: null };
+  }
   // Runs started before the schedule was configurable replay without the extra activity.
   const retry = patched('webhook-retry-config') ? await bookkeeping.webhookRetryPolicy() : LEGACY_RETRY;
-  return deliver(deliveryId, retry);
+  return deliver(deliveryId, retry, step);
 }
 
 /** Sends a recorded delivery again (same id, same body) after it was given up: `POST .../deliveries/{id}/redeliver`. */
 export async function Redeliver(input: { deliveryId: string }): Promise<NotifyResult> {
-  return deliver(input.deliveryId, await bookkeeping.webhookRetryPolicy());
+  const step = trackSteps();
+  step(`looking up the retry schedule for ${input.deliveryId}`);
+  return deliver(input.deliveryId, await bookkeeping.webhookRetryPolicy(), step);
 }
 
-async function deliver(deliveryId: string, retry: typeof LEGACY_RETRY): Promise<NotifyResult> {
+async function deliver(deliveryId: string, retry: typeof LEGACY_RETRY, step: (step: string) => void): Promise<NotifyResult> {
+  step(`delivering ${deliveryId} (retried with backoff while the receiver does not acknowledge)`);
   try {
     const { attempts } = await deliveryActivities(retry).deliverWebhook({ deliveryId });
     return { deliveryId, delivered: true, attempts, error: null };
@@ -60,9 +70,12 @@ async function deliver(deliveryId: string, retry: typeof LEGACY_RETRY): Promise<
 export async function notifyInBackground(input: Omit<NotifyInput, 'sourceKey'> & { step: string }): Promise<void> {
   const { workflowId } = workflowInfo();
   const sourceKey = `${workflowId}#${input.step}`;
+  const notice: NotifyInput = { tenantId: input.tenantId, event: input.event, sourceKey, data: input.data };
   await startChild(Notify, {
     workflowId: workflowIds.notify(input.tenantId, input.event, workflowId, input.step),
-    args: [{ tenantId: input.tenantId, event: input.event, sourceKey, data: input.data }],
+    args: [notice],
+    // User metadata rides on the command but is not part of what replay compares.
+    ...notifyRunMetadata(notice),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: [
       { key: TENANT, value: input.tenantId },

@@ -2,6 +2,7 @@ import { ActivityFailure, CancellationScope, defineQuery, isCancellation, log, p
 import type { ChunkFigures, NoiseEstimate, ReplayActivities } from '../activities/replay';
 import { RunQuery, STATUS, FailureType } from './contracts';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 
 // Replay and shadow are registered together (workflows/index.ts): both are rule runs over target data.
 export { ShadowEvaluation } from './shadow';
@@ -52,15 +53,20 @@ export async function Replay(input: ReplayInput): Promise<Record<string, unknown
   const chunks: ChunkFigures[] = [];
   const progress: ReplayProgress = { status: 'planning', chunksDone: 0, chunksTotal: null, eventsScanned: 0, alerts: 0, processedUntil: input.windowFrom };
   setHandler(replayProgressQuery, () => progress);
+  const step = trackSteps();
 
   let status: 'completed' | 'cancelled' | 'failed' = 'completed';
   let error: string | null = null;
   try {
+    step('planning the chunks');
     const plan = await bookkeeping.planReplay({ replayId: input.replayId });
     progress.status = 'running';
     progress.chunksTotal = plan.length;
     for (const [index, chunk] of plan.entries()) {
-      const figures = await counting.replayChunk({ replayId: input.replayId, index, from: chunk.from, to: chunk.to });
+      step(`replaying chunk ${index + 1} of ${plan.length} (${chunk.from} → ${chunk.to})`);
+      const figures = await counting.replayChunk.executeWithOptions({ summary: `Chunk ${index + 1}/${plan.length}: ${chunk.from} → ${chunk.to}` }, [
+        { replayId: input.replayId, index, from: chunk.from, to: chunk.to },
+      ]);
       chunks.push(figures);
       progress.chunksDone = chunks.length;
       progress.eventsScanned += figures.scanned;
@@ -80,6 +86,7 @@ export async function Replay(input: ReplayInput): Promise<Record<string, unknown
   }
 
   // Recording the outcome must happen even when the run was cancelled.
+  step(`recording the result (${status})`);
   return CancellationScope.nonCancellable(async () => {
     let noise: NoiseEstimate | null = null;
     if (status !== 'failed') {
@@ -104,6 +111,7 @@ export async function Replay(input: ReplayInput): Promise<Record<string, unknown
       noise,
     });
     progress.status = status;
+    step(`done: ${status}`);
     await notifyInBackground({
       tenantId: input.tenantId,
       event: 'replay.completed',

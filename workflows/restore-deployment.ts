@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
 import type { DriftActivities, TargetDriftOutcome } from '../activities/drift';
 import { FailureType } from './contracts';
+import { trackSteps } from './current-step';
 
 const { deployToTarget, loadDeploymentPlan } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '2 minutes',
@@ -23,8 +24,14 @@ const { checkTargetDrift } = proxyActivities<DriftActivities>({
  * from what detflow deployed), then checks the target so its drift records say what is there now.
  */
 export async function RestoreDeployment(input: { deploymentId: string }): Promise<{ changed: boolean; drift: TargetDriftOutcome }> {
+  const step = trackSteps();
   const plan = await loadDeploymentPlan({ deploymentId: input.deploymentId });
-  const { changed } = await deployToTarget({ deploymentId: input.deploymentId });
+  step(`restoring the deployment on ${plan.target.name}`);
+  const { changed } = await deployToTarget.executeWithOptions({ summary: `Restore deployment ${input.deploymentId} on ${plan.target.name}` }, [
+    { deploymentId: input.deploymentId },
+  ]);
+  step(`checking ${plan.target.name} for drift`);
   const drift = await checkTargetDrift({ targetId: plan.target.id });
+  step(changed ? 'done: restored' : 'done: nothing to restore');
   return { changed, drift };
 }

@@ -2,6 +2,7 @@ import { ActivityFailure, log, proxyActivities, upsertSearchAttributes } from '@
 import type { DeploymentActivities } from '../activities/deployments';
 import type { ScheduleActivities } from '../activities/schedules';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 import { STATUS, FailureType } from './contracts';
 
 export type RollbackInput = {
@@ -38,14 +39,20 @@ const activities = proxyActivities<DeploymentActivities & ScheduleActivities>({
 export async function Rollback(input: RollbackInput): Promise<RollbackResult> {
   const reason = `rolled back: ${input.reason}`;
   let result: RollbackResult;
+  const step = trackSteps();
   try {
     if (input.to) {
-      await activities.deployToTarget({ deploymentId: input.to.deploymentId });
+      step(`deploying v${input.to.version} to ${input.targetName}`);
+      await activities.deployToTarget.executeWithOptions({ summary: `Deploy ${input.ruleId} v${input.to.version} to ${input.targetName}` }, [
+        { deploymentId: input.to.deploymentId },
+      ]);
+      step(`activating v${input.to.version} on ${input.targetName}`);
       const { superseded } = await activities.activateDeployment({ deploymentId: input.to.deploymentId, previousEndsAs: 'rolled_back', reason });
       await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: superseded });
       await activities.ensureDetectionSchedule({ deploymentId: input.to.deploymentId });
       result = { status: 'completed', restored_version: input.to.version, removed: false, error: null };
     } else {
+      step(`removing v${input.fromVersion} from ${input.targetName}`);
       await activities.retireDeployment({ deploymentId: input.fromDeploymentId, reason });
       await activities.removeDetectionSchedules({ tenantId: input.tenantId, deploymentIds: [input.fromDeploymentId] });
       result = { status: 'completed', restored_version: null, removed: true, error: null };
@@ -58,6 +65,7 @@ export async function Rollback(input: RollbackInput): Promise<RollbackResult> {
     result = { status: 'failed', restored_version: null, removed: false, error };
   }
   upsertSearchAttributes([{ key: STATUS, value: result.status }]);
+  step(`done: ${result.status}`);
   await notifyInBackground({
     tenantId: input.tenantId,
     event: 'rollback.completed',

@@ -15,6 +15,7 @@ import type { ReplayActivities } from '../activities/replay';
 import type { ShadowSlice, ShadowState } from '../activities/shadow';
 import { RunQuery, RunSignal, STATUS, FailureType } from './contracts';
 import { notifyInBackground } from './notify';
+import { trackSteps } from './current-step';
 
 export type ShadowInput = {
   shadowId: string;
@@ -58,6 +59,7 @@ export async function ShadowEvaluation(input: ShadowInput): Promise<Record<strin
   setHandler(stopShadowSignal, () => {
     stopRequested = true;
   });
+  const step = trackSteps();
 
   let error: string | null = null;
   try {
@@ -83,7 +85,9 @@ export async function ShadowEvaluation(input: ShadowInput): Promise<Record<strin
     let evaluationsThisRun = 0;
     for (;;) {
       const remaining = endsAt - Date.now();
+      step(`evaluation ${state.evaluations + 1}: waiting for the next interval (ends ${state.endsAt})`);
       if (remaining > 0 && !stopRequested) await condition(() => stopRequested, Math.min(input.intervalMs, remaining));
+      step(`evaluation ${state.evaluations + 1}: evaluating the events ingested since the last one`);
       const slice: ShadowSlice = await activities.shadowSlice({ shadowId: input.shadowId, cursor: state.cursor });
       state = {
         ...state,
@@ -116,6 +120,7 @@ export async function ShadowEvaluation(input: ShadowInput): Promise<Record<strin
   }
 
   status = error ? 'failed' : 'completed';
+  step(`done: ${status}`);
   // Upserted before the record is written, so a client that sees the record sees the attribute.
   upsertSearchAttributes([{ key: STATUS, value: status }]);
   const result = await activities.recordShadowResult({ shadowId: input.shadowId, status, error, state, endedAt: new Date(Date.now()).toISOString() });

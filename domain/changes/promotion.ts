@@ -5,6 +5,7 @@ import { KIND, TENANT, WorkflowType, workflowIds } from '../../workflows/contrac
 import type { NoiseBudgetPolicy } from '../statuses';
 import type { DomainDeps } from '../deps';
 import { conflict, insufficientScope, notFound } from '../errors';
+import { notifyRunMetadata } from '../../workflows/run-summaries';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 
 /**
@@ -38,17 +39,17 @@ export async function promoteDeployment(
   if (updated.length === 0) throw conflict(`Deployment ${id} changed while it was being promoted; read it again`);
 
   const workflowId = workflowIds.notify(actor.tenantId, 'deployment.promoted', id, String(promotedAt.getTime()));
+  const notice = {
+    tenantId: actor.tenantId,
+    event: 'deployment.promoted' as const,
+    sourceKey: workflowId,
+    data: { deployment_id: id, rule_id: row.d.ruleId, version: row.d.version, target: row.targetName, promoted_by: actor.tokenId, comment: request.comment },
+  };
   await deps.temporal.client.workflow.start<typeof Notify>(WorkflowType.Notify, {
     workflowId,
     taskQueue: deps.temporal.taskQueue,
-    args: [
-      {
-        tenantId: actor.tenantId,
-        event: 'deployment.promoted',
-        sourceKey: workflowId,
-        data: { deployment_id: id, rule_id: row.d.ruleId, version: row.d.version, target: row.targetName, promoted_by: actor.tokenId, comment: request.comment },
-      },
-    ],
+    args: [notice],
+    ...notifyRunMetadata(notice),
     typedSearchAttributes: [
       { key: TENANT, value: actor.tenantId },
       { key: KIND, value: 'notify' },

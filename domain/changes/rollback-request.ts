@@ -8,6 +8,7 @@ import type { DomainDeps } from '../deps';
 import { conflict, insufficientScope, notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
 import { startOrJoin } from '../runs/start-or-join';
+import { rollbackRunMetadata } from '../../workflows/run-summaries';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { prepareRollback, versionBefore } from './rollback-plan';
 import { findRule } from '../rules/registry';
@@ -72,6 +73,7 @@ export async function requestRollback(deps: DomainDeps, actor: Actor, request: R
     workflowId,
     taskQueue: deps.temporal.taskQueue,
     args: [input],
+    ...rollbackRunMetadata({ ...input, title: rule.title, toVersion: input.to?.version ?? null, requestedBy: actor.principal }),
     typedSearchAttributes: rollbackSearchAttributes({ tenantId: actor.tenantId, ruleId, targetName: target.name }),
   });
   return { id, workflowId, runId, liveDeploymentId: live.id, fromVersion: live.version, toVersion };

@@ -3,6 +3,7 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DomainDeps } from '../deps';
 import { startOrJoin } from '../runs/start-or-join';
+import { deployRunMetadata } from '../../workflows/run-summaries';
 import { approvals, deployments, targets } from '../../db/schema';
 import { conflict, insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
 import { claimIdempotencyKey, claimedIdempotencyKey, repointIdempotencyKey } from '../idempotency';
@@ -198,6 +199,17 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     workflowId,
     taskQueue: deps.temporal.taskQueue,
     args: [input],
+    ...deployRunMetadata({
+      ruleId,
+      title: rule.title,
+      version,
+      targets: chosen.map((t) => t.name),
+      requestedBy: auth.principal,
+      approvalId: approvalId ?? null,
+      description: change.description,
+      link: change.link,
+      deploymentIds: refs.map((r) => r.deploymentId),
+    }),
     typedSearchAttributes: [
       { key: TENANT, value: auth.tenantId },
       { key: RULE_ID, value: ruleId },

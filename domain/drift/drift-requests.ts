@@ -11,6 +11,7 @@ import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { findTarget } from '../targets/targets';
 import { openDriftOf } from './drift-queries';
+import { driftCheckRunMetadata, restoreRunMetadata } from '../../workflows/run-summaries';
 import { driftView, type DriftView } from './drift-view';
 
 export type TargetDriftReport = { target: string; checked_at: string | null; items: DriftView[] };
@@ -34,6 +35,7 @@ export async function checkTargetDriftNow(deps: DomainDeps, actor: Actor, name: 
       workflowId: workflowIds.driftCheck(actor.tenantId, target.id, randomUUID()),
       taskQueue: deps.temporal.taskQueue,
       args: [{ targetId: target.id }],
+      ...driftCheckRunMetadata({ targetName: target.name, requestedBy: actor.principal }),
       typedSearchAttributes: [
         { key: TENANT, value: actor.tenantId },
         { key: KIND, value: 'drift' },
@@ -66,6 +68,7 @@ export async function restoreDeployment(deps: DomainDeps, actor: Actor, id: stri
       workflowId: workflowIds.restore(actor.tenantId, id, randomUUID()),
       taskQueue: deps.temporal.taskQueue,
       args: [{ deploymentId: id }],
+      ...restoreRunMetadata({ deploymentId: id, ruleId: row.d.ruleId, version: row.d.version, targetName: row.target.name, requestedBy: actor.principal }),
       typedSearchAttributes: [
         { key: TENANT, value: actor.tenantId },
         { key: KIND, value: 'drift' },

@@ -17,6 +17,7 @@ import { RunQuery } from '../../workflows/contracts';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
 import { admitRun, settleEndedRunById } from './run-slots';
 import { startOrJoin } from './start-or-join';
+import { replayRunMetadata, sigmaTitle } from '../../workflows/run-summaries';
 
 export type ReplayRequest = {
   rule: RunRuleChoice;
@@ -97,6 +98,7 @@ export async function startReplay(deps: DomainDeps, auth: Actor, request: Replay
     workflowId: stored!.workflowId,
     taskQueue: temporal.taskQueue,
     args: [input],
+    ...replayRunMetadata({ ...input, title: sigmaTitle(rule.content), version: rule.version, requestedBy: auth.principal }),
     typedSearchAttributes: [
       { key: TENANT, value: auth.tenantId },
       { key: RULE_ID, value: stored!.ruleId },

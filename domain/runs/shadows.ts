@@ -16,6 +16,7 @@ import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-requ
 import { admitRun, settleEndedRunById } from './run-slots';
 import { shadowTiming } from './shadow-timing';
 import { startOrJoin } from './start-or-join';
+import { shadowRunMetadata, sigmaTitle } from '../../workflows/run-summaries';
 
 export type ShadowRequest = {
   rule: RunRuleChoice;
@@ -99,6 +100,14 @@ export async function startShadow(deps: DomainDeps, auth: Actor, request: Shadow
     workflowId,
     taskQueue: temporal.taskQueue,
     args: [input],
+    ...shadowRunMetadata({
+      ...input,
+      title: sigmaTitle(rule.content),
+      version: rule.version,
+      duration: request.duration,
+      interval: request.interval,
+      requestedBy: auth.principal,
+    }),
     typedSearchAttributes: [
       { key: TENANT, value: auth.tenantId },
       { key: RULE_ID, value: rule.ruleId },
