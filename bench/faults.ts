@@ -8,8 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../worker/temporal-cli';
 import { startTemporalDevServer, type DevServer } from '../worker/temporal-dev-server';
 import { imageRule } from '../test/support/harness';
-import { freePort, startOwnPostgres, type OwnPostgres } from '../test/support/own-postgres';
-import { RetryingClient, spawnService, type ServiceProcess } from '../test/support/service-process';
+import { startOwnPostgres, type OwnPostgres } from '../test/support/own-postgres';
+import { freePort, RetryingClient, spawnService, type ServiceProcess } from '../test/support/service-process';
 
 /**
  * Fault injection: the scaled topology (api/main.ts and worker/main.ts as separate processes, on a

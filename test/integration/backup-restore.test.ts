@@ -1,6 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
@@ -8,7 +7,8 @@ import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import type { Database } from '../../db/client';
 import { approvals } from '../../db/schema';
-import { createTestDatabase, processRule, request, startTestService, testDbKind, type TestService } from '../support/harness';
+import { createTestDatabase, processRule, request, startTestService, testDbKind, until, type TestService } from '../support/harness';
+import { freePort, spawnService, type ServiceProcess } from '../support/service-process';
 
 /**
  * The runbook of the embedded default, as an operator follows it: `npm start` in a child process
@@ -16,65 +16,31 @@ import { createTestDatabase, processRule, request, startTestService, testDbKind,
  * the service stopped; the backup copied as a new DATA_DIR and started there: the approval is
  * decided and deploys, and the active deployment raises an alert on a matching event.
  */
-const ROOT = path.join(__dirname, '../..');
 const ACTIVE_RULE = 'e6000000-0000-4000-8000-000000000001';
 const WAITING_RULE = 'e6000000-0000-4000-8000-000000000002';
 const LATE_RULE = 'e6000000-0000-4000-8000-000000000003';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+// Calls made while the service pauses for the backup may fail: they count as "not yet".
+const eventually = <T>(what: string, fn: () => Promise<T | undefined>, seconds: number) => until(what, fn, seconds, { retryErrors: true });
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds: number): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-type Service = { child: ChildProcess; exited: Promise<number | null>; output: () => string; url: string; temporalPort: number };
+type Service = ServiceProcess & { url: string; temporalPort: number };
 
 async function startService(dataDir: string): Promise<Service> {
   const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/start.ts')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_PORT: String(temporalPort),
-      TEMPORAL_UI_PORT: String(uiPort),
-      TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const service = spawnService('worker/start.ts', {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    TEMPORAL_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: String(uiPort),
+    TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
   });
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await until(
-    'the start banner',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`);
-      return output.includes('detflow is running') ? true : undefined;
-    },
-    150,
-  ).catch((err: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${err.message}; the service wrote:\n${output.slice(-3000)}`);
-  });
-  return { child, exited, output: () => output, url: `http://127.0.0.1:${port}`, temporalPort };
+  try {
+    await service.waitFor(/detflow is running/, 150);
+  } catch (err) {
+    service.child.kill('SIGKILL');
+    throw err;
+  }
+  return { ...service, url: `http://127.0.0.1:${port}`, temporalPort };
 }
 
 async function stopService(service: Service | undefined): Promise<number | null> {
@@ -116,13 +82,17 @@ describeEmbedded('backup and restore of the embedded default', () => {
     expect((await api(first, 'POST', '/api/v1/rules', { rule: processRule(WAITING_RULE, { title: 'Waiting', image: '\\waiting.exe' }) })).status).toBe(201);
     const active = await api(first, 'POST', '/api/v1/rules/deploy', { rule_id: ACTIVE_RULE, target: 'local', approval_required: false });
     expect(active.status).toBe(202);
-    await until('the active deployment', async () => ((await api(first!, 'GET', `/api/v1/deployments/${active.body.id}`)).body.status === 'active' ? true : undefined), 60);
+    await eventually(
+      'the active deployment',
+      async () => ((await api(first!, 'GET', `/api/v1/deployments/${active.body.id}`)).body.status === 'active' ? true : undefined),
+      60,
+    );
     const reviewer = (await api(first, 'POST', '/api/v1/settings/api-keys', { name: 'reviewer', permissions: ['approve', 'rules:read'], principal: 'reviewer' })).body
       .token as string;
     const waiting = await api(first, 'POST', '/api/v1/rules/deploy', { rule_id: WAITING_RULE, target: 'local', approval_required: true });
     expect(waiting.status).toBe(202);
     const approvalId = (waiting.body.links.approval as string).split('/').at(-1)!;
-    await until('the approval waiting', async () => ((await api(first!, 'GET', `/api/v1/approvals/${approvalId}`)).body.status === 'pending' ? true : undefined), 60);
+    await eventually('the approval waiting', async () => ((await api(first!, 'GET', `/api/v1/approvals/${approvalId}`)).body.status === 'pending' ? true : undefined), 60);
     // An event stored before the backup is in it (a replay over the restored store finds it).
     const before = await request(first.url, 'POST', '/api/v1/events?product=windows&category=process_creation', {
       token: admin,
@@ -140,7 +110,7 @@ describeEmbedded('backup and restore of the embedded default', () => {
     expect(backup.body.files).toEqual(expect.arrayContaining(['secret.key', 'siem/events.duckdb', 'temporal/temporal.db', 'pglite/PG_VERSION']));
     expect(backup.body.temporal_paused_ms).toBeGreaterThan(0);
     // Still running afterwards: ready again, and a change after the backup is not in it.
-    await until('ready after the backup', async () => ((await api(first!, 'GET', '/readyz')).status === 200 ? true : undefined), 60);
+    await eventually('ready after the backup', async () => ((await api(first!, 'GET', '/readyz')).status === 200 ? true : undefined), 60);
     expect((await api(first, 'POST', '/api/v1/rules', { rule: processRule(LATE_RULE, { title: 'After the backup' }) })).status).toBe(201);
     expect(await stopService(first)).toBe(0);
 
@@ -153,7 +123,7 @@ describeEmbedded('backup and restore of the embedded default', () => {
     expect((await again('GET', `/api/v1/rules/${LATE_RULE}`)).status).toBe(404);
     expect((await again('GET', `/api/v1/approvals/${approvalId}`)).body.status).toBe('pending');
 
-    const replay = await until(
+    const replay = await eventually(
       'a replay started',
       async () => {
         const res = await again('POST', '/api/v1/rules/replay', { target: 'local', rule_id: WAITING_RULE, from: windowStart, to: new Date().toISOString() });
@@ -164,7 +134,7 @@ describeEmbedded('backup and restore of the embedded default', () => {
     const replayed = (await again('GET', `/api/v1/replays/${replay.body.id}?wait=30`)).body;
     expect(replayed).toMatchObject({ status: 'completed', result: { alerts: { total: 1 } } });
 
-    const decided = await until(
+    const decided = await eventually(
       'the decision',
       async () => {
         const res = await again('POST', `/api/v1/approvals/${approvalId}/decision`, { decision: 'approve', comment: 'after the restore' }, reviewer);
@@ -173,7 +143,7 @@ describeEmbedded('backup and restore of the embedded default', () => {
       60,
     );
     expect(decided.status).toBe(200);
-    await until(
+    await eventually(
       'the approved deployment active',
       async () => ((await again('GET', `/api/v1/deployments/${waiting.body.id}`)).body.status === 'active' ? true : undefined),
       60,
@@ -185,7 +155,7 @@ describeEmbedded('backup and restore of the embedded default', () => {
       headers: { 'content-type': 'application/x-ndjson' },
     });
     expect(ingested.status).toBe(200);
-    const alerts = await until(
+    const alerts = await eventually(
       'alerts of both deployments',
       async () => {
         const items = (await again('GET', '/api/v1/alerts?limit=50')).body.items as Array<{ rule_id: string }>;
@@ -241,11 +211,15 @@ describePostgres('backup and restore of detflow on PostgreSQL', () => {
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(ACTIVE_RULE, { title: 'Active', image: '\\active.exe' }) } })).status).toBe(201);
     expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(WAITING_RULE, { title: 'Waiting', image: '\\waiting.exe' }) } })).status).toBe(201);
     const active = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: ACTIVE_RULE, target: 'local', approval_required: false } });
-    await until('the active deployment', async () => ((await svc.request('GET', `/api/v1/deployments/${active.body.id}`)).body.status === 'active' ? true : undefined), 60);
+    await eventually(
+      'the active deployment',
+      async () => ((await svc.request('GET', `/api/v1/deployments/${active.body.id}`)).body.status === 'active' ? true : undefined),
+      60,
+    );
     const waiting = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: WAITING_RULE, target: 'local', approval_required: true } });
     expect(waiting.status).toBe(202);
     const approvalId = (waiting.body.links.approval as string).split('/').at(-1)!;
-    await until('the approval waiting', async () => ((await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body.status === 'pending' ? true : undefined), 60);
+    await eventually('the approval waiting', async () => ((await svc.request('GET', `/api/v1/approvals/${approvalId}`)).body.status === 'pending' ? true : undefined), 60);
 
     // Backups through the API are the embedded default's; this process refuses with a pointer to pg_dump.
     const refused = await svc.request('POST', '/api/v1/settings/backup');

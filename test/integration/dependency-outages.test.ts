@@ -7,8 +7,8 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
 import { imageRule, testDbKind, until } from '../support/harness';
-import { freePort, startOwnPostgres, type OwnPostgres } from '../support/own-postgres';
-import { devServerPid, RetryingClient, spawnService, type ServiceProcess } from '../support/service-process';
+import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres';
+import { devServerPid, freePort, RetryingClient, spawnService, type ServiceProcess } from '../support/service-process';
 
 /**
  * `npm start` on a PostgreSQL server of the test's own: PostgreSQL is stopped (as a restart or a

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
-import { createTestDatabase, processRule, request, testDbKind, type TestResponse } from '../support/harness';
+import { createTestDatabase, processRule, request, testDbKind, until, type TestResponse } from '../support/harness';
+import { devServerPid, freePort, spawnService, type ServiceProcess } from '../support/service-process';
 
 /**
  * `npm start` as an operator runs it, in a child process: the embedded Temporal dev server is
@@ -12,34 +11,8 @@ import { createTestDatabase, processRule, request, testDbKind, type TestResponse
  * at once, what needs Temporal is refused at once with 503 and what does not keeps working; then
  * SIGTERM ends the service cleanly with a request in flight.
  */
-const ROOT = path.join(__dirname, '../..');
 const RULE_ID = 'e5000000-0000-4000-8000-000000000001';
 const OTHER_RULE_ID = 'e5000000-0000-4000-8000-000000000002';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The pid of the dev server listening on `port`, read from /proc (the service's child). */
-function devServerPid(port: number): number | undefined {
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args.includes('start-dev') && args[args.indexOf('--port') + 1] === String(port)) return Number(entry);
-    } catch {
-      // The process ended while the list was read.
-    }
-  }
-  return undefined;
-}
 
 async function timed(fn: () => Promise<TestResponse>): Promise<{ res: TestResponse; ms: number }> {
   const started = performance.now();
@@ -47,23 +20,8 @@ async function timed(fn: () => Promise<TestResponse>): Promise<{ res: TestRespon
   return { res, ms: performance.now() - started };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds: number): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await fn().catch((err: unknown) => {
-      if (err instanceof Error && err.message.startsWith('the service exited')) throw err;
-      return undefined;
-    });
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('the embedded default under npm start', () => {
-  let child: ChildProcess;
-  let output = '';
-  let exited: Promise<number | null>;
+  let service: ServiceProcess;
   let url: string;
   let admin: string;
   let temporalPort: number;
@@ -80,43 +38,25 @@ describe('the embedded default under npm start', () => {
       databaseUrl = db.url;
       dropDatabase = db.drop;
     }
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/start.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        TEMPORAL_PORT: String(tPort),
-        TEMPORAL_UI_PORT: String(uiPort),
-        TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
-        // Long enough to see the service while Temporal is away.
-        DETFLOW_TEMPORAL_RESTART_SECONDS: '8',
-        DETFLOW_SHUTDOWN_GRACE_SECONDS: '10',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl, DETFLOW_SECRET_KEY: 'a passphrase for this test only' } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    service = spawnService('worker/start.ts', {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_PORT: String(tPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
+      // Long enough to see the service while Temporal is away.
+      DETFLOW_TEMPORAL_RESTART_SECONDS: '8',
+      DETFLOW_SHUTDOWN_GRACE_SECONDS: '10',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl, DETFLOW_SECRET_KEY: 'a passphrase for this test only' } : {}),
     });
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    admin = await until(
-      'the start banner',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`);
-        return /Bootstrap admin token[^:]*: (\S+)/.exec(output)?.[1];
-      },
-      150,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}; the service wrote:\n${output.slice(-3000)}`);
-    });
+    admin = (await service.waitFor(/Bootstrap admin token[^:]*: (\S+)/, 150))[1]!;
     url = `http://127.0.0.1:${port}`;
   }, 180_000);
 
   afterAll(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await exited;
+    if (service.child.exitCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
     }
     const orphan = devServerPid(temporalPort);
     if (orphan) process.kill(orphan, 'SIGKILL');
@@ -168,8 +108,8 @@ describe('the embedded default under npm start', () => {
 
     // Back by itself on the same database file: the approval waiting is decided and the rule deploys.
     await until('readiness again', async () => ((await api('GET', '/readyz')).status === 200 ? true : undefined), 60);
-    expect(output).toMatch(/the Temporal dev server ended \(SIGKILL\)/);
-    expect(output).toMatch(/the Temporal dev server is running again/);
+    expect(service.output()).toMatch(/the Temporal dev server ended \(SIGKILL\)/);
+    expect(service.output()).toMatch(/the Temporal dev server is running again/);
     const decided = await until(
       'the decision to be taken',
       async () => {
@@ -198,18 +138,18 @@ describe('the embedded default under npm start', () => {
     // A CI job long-polling a deployment that waits for a person.
     const inFlight = api('GET', `/api/v1/deployments/${pendingId}?wait=30`);
     await new Promise((r) => setTimeout(r, 500));
-    const shutdownLogFrom = output.length;
+    const shutdownLogFrom = service.output().length;
     const signalled = Date.now();
-    child.kill('SIGTERM');
+    service.child.kill('SIGTERM');
     const answered = await inFlight;
     expect(answered.status).toBe(200);
     expect(answered.body.status).toBe('pending_approval');
     expect(Date.now() - signalled).toBeLessThan(5_000);
-    const code = await exited;
+    const code = await service.exited;
     expect(code).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(30_000);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
-    const shutdownLog = output.slice(shutdownLogFrom);
+    const shutdownLog = service.output().slice(shutdownLogFrom);
     expect(shutdownLog).toContain('shutting down');
     // Nothing at error level or above (pino: 50 error, 60 fatal), and none of the errors of old.
     expect(shutdownLog).not.toMatch(/"level":(50|60)/);

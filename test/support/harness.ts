@@ -356,11 +356,14 @@ function installTestRuntimeLogging(logger: pino.Logger) {
   runtimeInstalled = true;
 }
 
-/** Polls `fn` until it returns something other than undefined; fails naming `what` after `seconds`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30): Promise<T> {
+/**
+ * Polls `fn` until it returns something other than undefined; fails naming `what` after `seconds`.
+ * With `retryErrors`, an attempt that throws counts as "not yet" (a service restarting refuses connections).
+ */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, seconds = 30, options: { retryErrors?: boolean } = {}): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
-    const v = await fn();
+    const v = options.retryErrors ? await fn().catch(() => undefined) : await fn();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { request, type TestResponse } from './harness';
 
@@ -47,7 +48,19 @@ export function spawnService(entry: string, env: Record<string, string | undefin
   };
 }
 
-/** The pid of the Temporal dev server listening on `port`, read from /proc (a grandchild through tsx). */
+/** A port free on loopback now (for a service, a Temporal dev server or a PostgreSQL of a test's own). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The pid of the Temporal dev server listening on `port`, read from /proc (the service's child). */
 export function devServerPid(port: number): number | undefined {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
