@@ -144,6 +144,7 @@ async function main() {
       '',
       'detflow is running',
       `  API:           ${api.url}/api/v1   (OpenAPI 3.0.3: ${api.url}/api/v1/openapi.json, 3.1: ${api.url}/api/v1/openapi-3.1.json)`,
+      `  Console:       ${api.url}/   (sign in with an API token)`,
       `  API reference: ${api.url}/docs`,
       `  Metrics:       ${api.url}/metrics${config.metricsToken ? '   (bearer DETFLOW_METRICS_TOKEN)' : ''}`,
       ...(config.temporalMetricsAddress ? [`  SDK metrics:   http://${config.temporalMetricsAddress}/metrics   (the Temporal worker's own)`] : []),
