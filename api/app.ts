@@ -7,7 +7,7 @@ import { AuditWriter, auditRequests, auditSubject } from './audit/audit-recorder
 import { parseParams, parseRequest, expressPath, type RouteSpec } from './http/route';
 import { requestLog } from './http/request-log';
 import { bodyDeadlines, DEFAULT_BODY_TIMEOUT_SECONDS } from './http/body-deadline';
-import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, requireJsonBody, unmatchedRoute } from './http/pipeline';
+import { identifyAndLimit, literalPathFirst, methodNotAllowed, problemHandler, requireJsonBody, requireUtf8, unmatchedRoute } from './http/pipeline';
 import { insufficientScope } from '../domain/errors';
 import { buildOpenApiDocument } from './openapi';
 import { apiReference } from './docs/reference-page';
@@ -150,7 +150,7 @@ export function buildApp(given: ApiDeps): App {
   );
 
   api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));
-  api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+  api.use(express.json({ limit: deps.config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'], verify: requireUtf8 }));
 
   const literalFirst = literalPathFirst(routes);
   for (const spec of routes) {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ServiceError, isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
@@ -94,6 +95,16 @@ export function requireJsonBody(req: Request): void {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is(['application/json', 'application/*+json'])) {
     throw unsupportedMediaType(`The body must be application/json, not ${req.headers['content-type'] ?? 'unspecified'}`);
+  }
+}
+
+/**
+ * The JSON parser's `verify` hook: a UTF-8 body must be UTF-8. The parser would otherwise decode
+ * stray bytes as U+FFFD and store text the client never sent.
+ */
+export function requireUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (/^utf-?8$/i.test(encoding) && !isUtf8(body)) {
+    throw Object.assign(new Error('The body is not valid UTF-8, which JSON text must be'), { status: 400 });
   }
 }
 
@@ -198,6 +209,8 @@ function toAppError(err: unknown): AppError | undefined {
       if (isJsonText(e.body))
         return problemOf(invalidRequest(`The body must be a JSON object; it is ${describeJsonText(e.body)}`, [{ pointer: '/body', message: 'must be an object' }]));
       return malformedJson(`The body is not valid JSON: ${e.message}`);
+    case 'entity.verify.failed':
+      return malformedJson(e.message);
     case 'entity.too.large':
       return payloadTooLarge(`The body is larger than the limit of ${e.limit} bytes`);
     case 'encoding.unsupported':

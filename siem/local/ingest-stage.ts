@@ -3,7 +3,17 @@ import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { exec } from './duckdb';
 import { sqlLiteral } from './fields';
 import type { StageTable } from './ingest-write';
-import { checkLine, checkValue, IngestSourceError, jsonArrayElements, jsonlFileLines, ndjsonLines, oversizedEventError, type IngestSource } from './sources';
+import {
+  checkLine,
+  checkValue,
+  INVALID_UTF8_ERROR,
+  IngestSourceError,
+  jsonArrayElements,
+  jsonlFileLines,
+  ndjsonLines,
+  oversizedEventError,
+  type IngestSource,
+} from './sources';
 
 /**
  * Reading a batch: its candidate lines go into the batch's stage table, one row per line, and
@@ -117,6 +127,10 @@ async function stageNdjson(
       const { line } = candidate;
       if ('oversized' in candidate) {
         reject(line, oversizedEventError(maxEventBytes));
+        continue;
+      }
+      if ('invalidUtf8' in candidate) {
+        reject(line, INVALID_UTF8_ERROR);
         continue;
       }
       const { text } = candidate;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { findInJson, findUnstorableText } from '../../lib/storable-text';
 
@@ -23,6 +24,15 @@ export interface OversizedLine {
   readonly line: number;
   readonly oversized: true;
 }
+
+/** A line whose bytes are not UTF-8: reported by its number, its text never kept. */
+export interface InvalidUtf8Line {
+  readonly line: number;
+  readonly invalidUtf8: true;
+}
+
+/** Why a line that is not UTF-8 is rejected, as its line error. */
+export const INVALID_UTF8_ERROR = 'the line is not valid UTF-8 (JSON text must be UTF-8); it was skipped';
 
 /** The largest event (one NDJSON line, one JSON array element) taken by default: 1 MiB. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
@@ -51,19 +61,23 @@ class LineSplitter {
   private partBytes = 0;
   /** The line under way went over the cap: it was reported, and is dropped up to its newline. */
   private skipping = false;
+  /** The line under way holds bytes that are not UTF-8: it is reported as such when it ends. */
+  private invalid = false;
 
   constructor(private readonly maxLineBytes: number) {}
 
   /** The lines `text` completes, then the line under way if `text` takes it over the cap. */
-  *push(text: string): Generator<SourceLine | OversizedLine> {
+  *push(text: string): Generator<SourceLine | OversizedLine | InvalidUtf8Line> {
     let start = 0;
     let end: number;
     while ((end = text.indexOf('\n', start)) >= 0) {
       this.line++;
       const piece = text.slice(start, end);
       start = end + 1;
-      if (this.skipping) this.skipping = false;
-      else {
+      if (this.skipping) {
+        this.skipping = false;
+        this.invalid = false;
+      } else {
         const done = this.complete(piece);
         if (done) yield done;
       }
@@ -81,7 +95,12 @@ class LineSplitter {
   }
 
   /** The last line, when the input does not end with a newline. */
-  *end(): Generator<SourceLine | OversizedLine> {
+  /** The bytes of the line under way were not UTF-8 (see utf8Pieces). */
+  markInvalid(): void {
+    if (!this.skipping) this.invalid = true;
+  }
+
+  *end(): Generator<SourceLine | OversizedLine | InvalidUtf8Line> {
     if (this.skipping || this.parts.length === 0) return;
     this.line++;
     const done = this.complete('');
@@ -89,7 +108,9 @@ class LineSplitter {
   }
 
   /** The line under way, ended by `piece`; undefined for a blank line. */
-  private complete(piece: string): SourceLine | OversizedLine | undefined {
+  private complete(piece: string): SourceLine | OversizedLine | InvalidUtf8Line | undefined {
+    const invalid = this.invalid;
+    this.invalid = false;
     let text = piece;
     let tooLong: boolean;
     if (this.parts.length === 0) tooLong = overRoom(piece, this.maxLineBytes);
@@ -101,6 +122,7 @@ class LineSplitter {
       this.partBytes = 0;
     }
     if (tooLong) return { line: this.line, oversized: true };
+    if (invalid) return { line: this.line, invalidUtf8: true };
     text = stripCr(text);
     return text.trim() === '' ? undefined : { line: this.line, text };
   }
@@ -114,24 +136,83 @@ class LineSplitter {
 export async function* ndjsonLines(
   input: string | AsyncIterable<string | Uint8Array>,
   maxLineBytes: number = DEFAULT_MAX_EVENT_BYTES,
-): AsyncGenerator<SourceLine | OversizedLine> {
+): AsyncGenerator<SourceLine | OversizedLine | InvalidUtf8Line> {
   const splitter = new LineSplitter(maxLineBytes);
   // for…of rather than yield*, which would wrap the lines of a sync generator in async iteration.
   if (typeof input === 'string') {
     for (const l of splitter.push(input)) yield l;
   } else {
-    const decoder = new TextDecoder('utf-8', { fatal: true });
-    for await (const chunk of input) for (const l of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))) yield l;
-    for (const l of splitter.push(decoder.decode())) yield l;
+    const bytes = new Utf8Chunks(splitter);
+    for await (const chunk of input) {
+      if (typeof chunk !== 'string') for (const l of bytes.push(chunk)) yield l;
+      else {
+        for (const l of bytes.flush()) yield l;
+        for (const l of splitter.push(chunk)) yield l;
+      }
+    }
+    for (const l of bytes.flush()) yield l;
   }
   for (const l of splitter.end()) yield l;
+}
+
+/** Bytes at the end of `buf` that start a character the next chunk completes (0 to 3). */
+function incompleteTail(buf: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, buf.length); back++) {
+    const b = buf[buf.length - back] ?? 0;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: its lead is further back
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+/**
+ * Decodes a byte stream for the line splitter. A chunk that is UTF-8 (the usual case, checked
+ * natively) is decoded whole; otherwise it is split at its newline bytes (0x0A is never part of a
+ * multi-byte character) and each line that is not UTF-8 is marked so, to be rejected by its number
+ * while the other lines are kept. A character cut by a chunk boundary waits for the next chunk.
+ */
+class Utf8Chunks {
+  private pending: Uint8Array | null = null;
+
+  constructor(private readonly splitter: LineSplitter) {}
+
+  *push(chunk: Uint8Array): Generator<SourceLine | OversizedLine | InvalidUtf8Line> {
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const tail = incompleteTail(buf);
+    this.pending = tail > 0 ? Uint8Array.prototype.slice.call(buf, buf.length - tail) : null;
+    yield* this.decode(tail > 0 ? buf.subarray(0, buf.length - tail) : buf);
+  }
+
+  /** The bytes still waiting for the rest of their character: the input ended inside it. */
+  *flush(): Generator<SourceLine | OversizedLine | InvalidUtf8Line> {
+    const rest = this.pending;
+    this.pending = null;
+    if (rest) yield* this.decode(Buffer.from(rest));
+  }
+
+  private *decode(buf: Buffer): Generator<SourceLine | OversizedLine | InvalidUtf8Line> {
+    if (isUtf8(buf)) {
+      yield* this.splitter.push(buf.toString('utf8'));
+      return;
+    }
+    let start = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      const piece = buf.subarray(start, nl < 0 ? buf.length : nl);
+      if (!isUtf8(piece)) this.splitter.markInvalid();
+      yield* this.splitter.push(nl < 0 ? piece.toString('utf8') : `${piece.toString('utf8')}\n`);
+      if (nl < 0) return;
+      start = nl + 1;
+    }
+  }
 }
 
 function stripCr(text: string): string {
   return text.endsWith('\r') ? text.slice(0, -1) : text;
 }
 
-export function jsonlFileLines(path: string, maxLineBytes?: number): AsyncGenerator<SourceLine | OversizedLine> {
+export function jsonlFileLines(path: string, maxLineBytes?: number): AsyncGenerator<SourceLine | OversizedLine | InvalidUtf8Line> {
   return ndjsonLines(createReadStream(path, { highWaterMark: 1 << 20 }), maxLineBytes);
 }
 

@@ -125,6 +125,24 @@ describe('POST /events (local event store ingestion)', () => {
       await siem.close();
     }
   });
+  it('refuses a line whose bytes are not UTF-8 by its number, keeping the rest; a JSON array that is not UTF-8 is a 400', async () => {
+    const before = (await svc.siem.localStore.tenantStats('default')).events;
+    const notUtf8 = Buffer.from([...Buffer.from('{"@timestamp":"2026-11-20T10:00:00Z","Image":"'), 0xc3, 0x28, ...Buffer.from('"}')]);
+    const body = Buffer.concat([Buffer.from(`${ev(30)}\n`), notUtf8, Buffer.from(`\n${ev(31)}\n`)]);
+    const res = await svc.request('POST', '/api/v1/events', { body: new Uint8Array(body), headers: { 'content-type': 'application/x-ndjson' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ accepted: 2, rejected: 1 });
+    expect(res.body.errors).toEqual([{ line: 2, error: 'the line is not valid UTF-8 (JSON text must be UTF-8); it was skipped' }]);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before + 2);
+
+    const array = Buffer.concat([Buffer.from('[{"@timestamp":"2026-11-20T10:00:00Z","a":"'), Buffer.from([0xff]), Buffer.from('"}]')]);
+    const refused = await svc.request('POST', '/api/v1/events', { body: new Uint8Array(array), headers: { 'content-type': 'application/json' } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(refused.body.detail).toMatch(/not valid UTF-8/);
+    expect((await svc.siem.localStore.tenantStats('default')).events).toBe(before + 2);
+  });
+
   it('refuses events holding U+0000 or an unpaired surrogate (alerts could not store them), by line, keeping the rest', async () => {
     const nul = '{"@timestamp":"2026-11-20T10:00:00Z","Image":"a\\u0000b"}';
     const escapedBackslash = '{"@timestamp":"2026-11-20T10:00:00Z","Image":"C:\\\\u0000x"}';

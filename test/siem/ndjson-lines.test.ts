@@ -1,6 +1,6 @@
-import { ndjsonLines, type OversizedLine, type SourceLine } from '../../siem/local/sources';
+import { ndjsonLines, type InvalidUtf8Line, type OversizedLine, type SourceLine } from '../../siem/local/sources';
 
-type Out = SourceLine | OversizedLine;
+type Out = SourceLine | OversizedLine | InvalidUtf8Line;
 
 async function collect(input: string | AsyncIterable<string | Uint8Array>, maxLineBytes?: number): Promise<Out[]> {
   const out: Out[] = [];
@@ -114,6 +114,47 @@ describe('ndjsonLines', () => {
       { line: 1, text: '{"a":1}' },
       { line: 2, oversized: true },
       { line: 3, text: '{"b":2}' },
+    ]);
+  });
+
+  it('rejects a line whose bytes are not UTF-8 by its number, keeping the lines around it, at any chunk size', async () => {
+    const parts = [
+      Buffer.from('{"a":"Zoë"}\n'),
+      Buffer.from([0x7b, 0x22, 0x62, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]), // {"b":"\xff\xfe"}
+      Buffer.from('{"c":"日本"}\n'),
+      Buffer.from([0x7b, 0x22, 0x64, 0x22, 0x3a, 0x22, 0xc3, 0x22, 0x7d, 0x0a]), // a lead byte without its continuation
+      Buffer.from('{"e":"\uFFFD is a real character"}\n'),
+      Buffer.from([0x7b, 0x22, 0x66, 0x22, 0x3a, 0x22, 0xe6, 0x97]), // the input ends inside a character
+    ];
+    const bytes = Buffer.concat(parts);
+    const expected = [
+      { line: 1, text: '{"a":"Zoë"}' },
+      { line: 2, invalidUtf8: true },
+      { line: 3, text: '{"c":"日本"}' },
+      { line: 4, invalidUtf8: true },
+      { line: 5, text: '{"e":"\uFFFD is a real character"}' },
+      { line: 6, invalidUtf8: true },
+    ];
+    for (const size of [1, 2, 3, 5, 7, 64, bytes.length]) {
+      const chunks = async function* () {
+        for (let i = 0; i < bytes.length; i += size) yield new Uint8Array(bytes.subarray(i, i + size));
+      };
+      expect(await collect(chunks())).toEqual(expected);
+    }
+  });
+
+  it('reads a line that is not UTF-8 and over the cap as oversized, and the next line as itself', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"x":"'), Buffer.alloc(40, 0xff), Buffer.from('"}\n{"ok":1}\n')]);
+    expect(
+      await collect(
+        (async function* () {
+          yield new Uint8Array(bytes);
+        })(),
+        16,
+      ),
+    ).toEqual([
+      { line: 1, oversized: true },
+      { line: 2, text: '{"ok":1}' },
     ]);
   });
 });

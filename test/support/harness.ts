@@ -77,7 +77,7 @@ export type TestService = {
   apiDown(): Promise<void>;
   /** Starts the API again on the port it had, with the same database, worker and Temporal client. */
   apiUp(): Promise<void>;
-  /** Sends a request to the API; the body is sent as JSON unless it is a string. */
+  /** Sends a request to the API; the body is sent as JSON unless it is a string or bytes. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
 };
@@ -95,9 +95,9 @@ export async function request(baseUrl: string, method: string, path: string, opt
   const headers: Record<string, string> = { ...options.headers };
   const token = options.token === undefined ? options.defaultToken : options.token;
   if (token) headers.authorization = `Bearer ${token}`;
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (options.body !== undefined) {
-    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
   if (options.localAddress) return requestFrom(options.localAddress, `${baseUrl}${path}`, method, headers, body);
@@ -112,7 +112,7 @@ export async function request(baseUrl: string, method: string, path: string, opt
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
-function requestFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<TestResponse> {
+function requestFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined): Promise<TestResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, localAddress }, (res) => {
       let text = '';
