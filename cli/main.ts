@@ -135,7 +135,11 @@ export function buildProgram(io: Io, setCode: (code: number) => void): Command {
     .requiredOption('--target <name>', 'the target whose stored events are replayed (e.g. local)')
     .addOption(new Option('--window <duration>', 'the window ending now, an ISO 8601 duration (at most the tier’s replay window)').argParser(isoDuration).default('P7D'))
     .addOption(new Option('--budget <alerts>', 'noise budget: a rule over this many alerts on any day of the window fails (exit 1)').argParser(wholeNumber(0)))
-    .addOption(new Option('--timeout <seconds>', 'give up (exit 2) when the replays have not all ended after this many seconds').argParser(wholeNumber(1)).default(1800))
+    .addOption(
+      new Option('--timeout <seconds>', 'give up (exit 2) when the replays have not all ended after this many seconds, cancelling the one still running')
+        .argParser(wholeNumber(1))
+        .default(1800),
+    )
     .addOption(formatOption(REPLAY_FORMATS))
     .addOption(outputOption())
     .action(async (args: string[], options: ReplayOptions) => {

@@ -87,17 +87,31 @@ export async function replayOne(client: ApiClient, subject: ReplaySubject, reque
   return { subject, seconds: seconds(), kind: 'ran', ...(pushed ? { pushed } : {}), replay };
 }
 
-/** Long-polls the replay until it ends (completed, cancelled or failed), or the deadline passes. */
+/**
+ * Long-polls the replay until it ends (completed, cancelled or failed), or the deadline passes. A
+ * replay the job gives up on is cancelled: nobody would read its figures, and it would hold one of
+ * the tier's run slots (and scan the target) for nothing.
+ */
 export async function waitForReplay(client: ApiClient, id: string, deadline: Deadline): Promise<ReplayView> {
   for (;;) {
     const { body: replay } = await client.request<ReplayView>('GET', `/replays/${id}?wait=${deadline.pollSeconds}`);
     if (replay.status !== 'running') return replay;
     if (deadline.passed)
       throw new WaitTimeout(
-        `Gave up after ${deadline.seconds} s: replay ${replay.id} of ${replay.rule_id} on ${replay.target} is still running (${client.linkTo(replay.links.self)})`,
+        `Gave up after ${deadline.seconds} s: replay ${replay.id} of ${replay.rule_id} on ${replay.target} was still running; ${await cancelGivenUp(client, replay)} (${client.linkTo(replay.links.self)})`,
       );
     // The service answers at once when the run cannot be asked (no worker up yet): do not spin.
     await pause(250);
+  }
+}
+
+/** Cancels a replay given up on; what became of it, for the message (a failed cancel is said, not thrown). */
+async function cancelGivenUp(client: ApiClient, replay: ReplayView): Promise<string> {
+  try {
+    const { status } = await client.request('POST', `/replays/${replay.id}/cancel`, undefined, { idempotencyKey: newIdempotencyKey() });
+    return status === 202 ? 'cancelled it' : 'it had ended meanwhile';
+  } catch (err) {
+    return `cancelling it failed (${(err as Error).message}): cancel it with POST /replays/${replay.id}/cancel`;
   }
 }
 

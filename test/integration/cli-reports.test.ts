@@ -176,6 +176,23 @@ describe('detflow report formats and detflow replay (the real binary against the
       expect(json.results[0].reason).toMatch(/^the registry refused the rule: /);
     });
 
+    it('gives up at --timeout with exit 2, and cancels the replay it gave up on', async () => {
+      // No worker: the replay starts and makes no progress, as one stuck behind a busy tier would.
+      await svc.stopWorker();
+      let r;
+      try {
+        r = await run('replay', EXAMPLE_RULE_ID, '--target', 'local', '--timeout', '2');
+      } finally {
+        await svc.startWorker();
+      }
+      expect(r.code).toBe(2);
+      const id = /replay ([0-9a-f-]{36}) of /.exec(r.stderr)?.[1];
+      expect(r.stderr).toContain(`Gave up after 2 s: replay ${id} of ${EXAMPLE_RULE_ID} on local was still running; cancelled it`);
+      // The worker back, the run takes the cancellation it was sent and ends cancelled, not completed.
+      const ended = await svc.request('GET', `/api/v1/replays/${id}?wait=30`);
+      expect(ended.body.status).toBe('cancelled');
+    });
+
     it('exits 2 for misuse and for what the service refuses outright (an unknown rule id or target)', async () => {
       const badWindow = await run('replay', 'schtasks.yml', '--target', 'local', '--window', '7 days');
       expect(badWindow.code).toBe(2);

@@ -62,6 +62,9 @@ export type TestService = {
   siem: SiemAdapters;
   /** Stops the worker (as a crash would, mid-work) and starts a new one on the same task queue. */
   restartWorker(): Promise<void>;
+  /** Stops the worker: runs make no progress (their records stay as they are) until `startWorker`. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
   /**
    * Kills the worker as a crash would and starts a new one on the same task queue. The old worker
    * takes no task from then on, and work the test holds in it (e.g. an adapter call waiting on the
@@ -183,6 +186,14 @@ export async function startTestService(
     workerRun = worker.run();
   };
   await startWorker();
+  const stopWorker = async () => {
+    worker?.shutdown();
+    await workerRun;
+    await connection?.close();
+    worker = undefined;
+    workerRun = undefined;
+    connection = undefined;
+  };
   const abandoned: Array<{ run: Promise<void>; connection: NativeConnection }> = [];
   const apiDeps = {
     config: { bodyLimit: '5mb', publicUrl: undefined, ingestLimitBytes: 8 * 1024 * 1024, metricsToken: options.metricsToken, ...options.config },
@@ -209,11 +220,11 @@ export async function startTestService(
     siem,
     request: (method, path, opts = {}) => request(api.url, method, path, { ...opts, defaultToken: token }),
     restartWorker: async () => {
-      worker!.shutdown();
-      await workerRun;
-      await connection!.close();
+      await stopWorker();
       await startWorker();
     },
+    stopWorker,
+    startWorker,
     crashWorker: async () => {
       // Shutting down stops polling at once; what the worker still runs is not awaited here, so a
       // held activity neither completes nor heartbeats (withHeartbeat in activities/deployments.ts
