@@ -176,14 +176,16 @@ export function StackedBars({ rows, keys, title, tones }: { rows: Stack[]; keys:
   const h = rows.length * rowH + legendH + 4;
   const max = Math.max(1, ...rows.map((r) => r.parts.reduce((a, b) => a + Math.max(0, b), 0)));
   const scale = (v: number) => (Math.max(0, v) / max) * (w - labelW - 40);
+  // Each legend entry after the one before it (11-pixel text, about 7 pixels a character).
+  const legendX = keys.reduce<number[]>((xs, k, i) => [...xs, i === 0 ? 0 : xs[i - 1]! + 14 + keys[i - 1]!.length * 7 + 14], []);
   const summary = `${title}: ${rows.map((r) => `${r.label} ${keys.map((k, i) => `${r.parts[i] ?? 0} ${k}`).join(', ')}`).join('; ')}`;
   return (
     <svg class="chart stacked" viewBox={`0 0 ${w} ${h}`} role="img" aria-label={summary}>
       <title>{summary}</title>
       {keys.map((k, i) => (
         <g key={k}>
-          <rect class={`part ${tone(i)}`} x={i * 90} y="4" width="10" height="10" />
-          <text class="axis" x={i * 90 + 14} y="13">
+          <rect class={`part ${tone(i)}`} x={legendX[i]} y="4" width="10" height="10" />
+          <text class="axis" x={legendX[i]! + 14} y="13">
             {k}
           </text>
         </g>
