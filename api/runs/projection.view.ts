@@ -24,9 +24,10 @@ export function recordedImpact(impact: Stored | null | undefined): Stored | null
         isRecord(t)
           ? {
               ...PROJECTION_FIELDS,
+              per_day: null,
               ...t,
               cost_per_day: isRecord(t.cost_per_day) ? { total_ci95: null, ...t.cost_per_day } : t.cost_per_day,
-              current: isRecord(t.current) ? { alerts_per_day: null, ...t.current } : t.current,
+              current: isRecord(t.current) ? { alerts_per_day: null, per_day: null, ...t.current } : t.current,
             }
           : t,
       )

@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, can, type Session } from './api';
-import { AlertsChart, type Bar } from './charts';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, can, tokenStore, type Session } from './api';
+import { AlertsChart, DailyChart, type Bar, type Day } from './charts';
 import { DiffView } from './diff';
+import { Lazy } from './lazy';
 import { Problem, RunLink, StatusBadge, money, useLoad, when } from './ui';
 
 type Interval = { ci95: { low: number; high: number } } | null;
@@ -11,7 +12,9 @@ type TargetImpact = {
   projected_alerts_per_day: number;
   alerts_per_day: Interval;
   cost_per_day: { currency: string; total: number };
-  current: { version: number; projected_alerts_per_day: number; alerts_per_day: Interval } | null;
+  /** Null on summaries recorded before they carried per-day counts. */
+  per_day: Day[] | null;
+  current: { version: number; projected_alerts_per_day: number; alerts_per_day: Interval; per_day: Day[] | null } | null;
   noise_delta_per_day: number;
   over_budget: boolean;
   diff: string;
@@ -59,7 +62,23 @@ function Impact({ approval }: { approval: Approval }) {
               {t.low_confidence && <span class="badge s-degraded">low confidence</span>}
             </h4>
             <div class="figures">
-              <AlertsChart bars={bars} budget={budget} title={`Projected alerts per day on ${t.target} (replay of the last 7 days)`} />
+              <Lazy minHeight={120}>
+                {() => (
+                  <>
+                    <AlertsChart bars={bars} budget={budget} title={`Projected alerts per day on ${t.target} (replay of the last 7 days)`} />
+                    {t.per_day ? (
+                      <DailyChart
+                        days={t.per_day}
+                        live={t.current?.per_day ?? null}
+                        budget={budget}
+                        title={`Replay's alerts by UTC day on ${t.target}, v${approval.version} as bars${t.current ? `, v${t.current.version} (live) as dots` : ''}`}
+                      />
+                    ) : (
+                      <p class="muted small">No per-day counts: this summary was computed before they were recorded.</p>
+                    )}
+                  </>
+                )}
+              </Lazy>
               <dl>
                 <dt>Alerts/day</dt>
                 <dd>{t.projected_alerts_per_day}</dd>
@@ -69,7 +88,9 @@ function Impact({ approval }: { approval: Approval }) {
                 <dd>{money(t.cost_per_day.total * 30, t.cost_per_day.currency)}</dd>
               </dl>
             </div>
-            <DiffView diff={t.diff} left={t.current ? `v${t.current.version} (live)` : 'nothing live'} right={`v${approval.version}`} />
+            <Lazy minHeight={Math.min(600, 24 + 20 * t.diff.split('\n').length)}>
+              {() => <DiffView diff={t.diff} left={t.current ? `v${t.current.version} (live)` : 'nothing live'} right={`v${approval.version}`} />}
+            </Lazy>
           </section>
         );
       })}
@@ -156,17 +177,33 @@ export function ApprovalCard({ approval, session }: { approval: Approval; sessio
 }
 
 const FIRST_BATCH = 10;
-const BATCH = 20;
+const BATCH = 200;
+
+const listPending = () =>
+  api<{ items: Approval[] }>('GET', 'approvals?status=pending&limit=200').then((list) => {
+    performance.mark('inbox:fetched');
+    return list;
+  });
+let prefetched: { token: string | null; list: ReturnType<typeof listPending> } | null = null;
+
+/** Asks for the inbox while the session is being checked (main.tsx): one round trip off the first render. */
+export function prefetchInbox() {
+  prefetched = { token: tokenStore.get(), list: listPending() };
+  prefetched.list.catch(() => undefined);
+}
 
 export function ApprovalsPage({ session }: { session: Session }) {
-  const { data, error, loading, reload } = useLoad(() =>
-    api<{ items: Approval[] }>('GET', 'approvals?status=pending&limit=200').then((list) => {
-      performance.mark('inbox:fetched');
-      return list;
-    }),
-  );
+  const { data, error, loading, reload } = useLoad(() => {
+    // Only what was asked with the token signed in now (a refused one is cleared before another is entered).
+    const early = prefetched?.token === tokenStore.get() ? prefetched?.list : undefined;
+    prefetched = null;
+    return early ?? listPending();
+  });
   // The first screenful is drawn at once, the rest a batch per task: a long inbox never holds up the first paint.
   const [shown, setShown] = useState(FIRST_BATCH);
+  // One element per approval, made once: each batch diffs only the cards it adds (Preact skips an
+  // element it has already rendered), not every card drawn before it.
+  const cards = useMemo(() => data?.items.map((a) => <ApprovalCard key={a.id} approval={a} session={session} />) ?? [], [data, session]);
   useEffect(() => {
     if (!data) return;
     // User Timing marks: bench/console.ts reads them (the first screenful drawn, then the whole inbox).
@@ -197,9 +234,7 @@ export function ApprovalsPage({ session }: { session: Session }) {
           {data.items.length} pending, newest first.
         </p>
       )}
-      {data?.items.slice(0, shown).map((a) => (
-        <ApprovalCard key={a.id} approval={a} session={session} />
-      ))}
+      {cards.slice(0, shown)}
     </section>
   );
 }

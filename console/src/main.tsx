@@ -2,7 +2,7 @@ import './app.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, can, tokenStore, type Session } from './api';
-import { ApprovalsPage } from './approvals';
+import { ApprovalsPage, prefetchInbox } from './approvals';
 import { DashboardPage } from './dashboard';
 import { RulePage, RulesPage } from './rules';
 import { SettingsPage } from './settings';
@@ -111,6 +111,7 @@ function App() {
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     if (!tokenStore.get()) return;
+    if (parseHash().name === 'approvals') prefetchInbox();
     api<Session>('GET', 'session').then(
       (s) => {
         setSession(s);

@@ -4,6 +4,7 @@ import { deployments, ruleVersions, targets, type TargetCostModel } from '../../
 import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { ruleTextDiff } from '../../sigma';
 import type { SiemAdapters } from '../../siem/adapters';
+import type { DayCount } from '../../siem/adapter';
 import { compileRuleForTarget, targetAdapter } from '../rules/rule-compilation';
 import { projectAlertRate, type AlertRateProjection, type AlertsPerDay } from '../runs/alert-rate-projection';
 
@@ -32,7 +33,9 @@ export type TargetImpact = AlertRateProjection & {
   bytes_scanned: number;
   projected_alerts_per_day: number;
   cost_per_day: CostPerDay;
-  current: { deployment_id: string; version: number; projected_alerts_per_day: number; alerts_per_day: AlertsPerDay | null } | null;
+  /** The replay's matches per UTC day of the window, this version (the first and last days are partial). */
+  per_day: DailyAlerts[];
+  current: { deployment_id: string; version: number; projected_alerts_per_day: number; alerts_per_day: AlertsPerDay | null; per_day: DailyAlerts[] } | null;
   /** Projected alerts/day of this version minus the version deployed now (all of it when none is). */
   noise_delta_per_day: number;
   over_budget: boolean;
@@ -57,6 +60,26 @@ export type ImpactSummary = {
   targets: TargetImpact[];
   computed_at: string;
 };
+
+/** Alerts a replay matched on one UTC day (YYYY-MM-DD) of its window. */
+export type DailyAlerts = { day: string; alerts: number };
+
+/**
+ * One entry per UTC day the window touches, in order: an adapter that lists only the days with
+ * events (the local store does) leaves the others at zero.
+ */
+export function alertsByDay(window: { from: Date; to: Date }, counted: readonly DayCount[]): DailyAlerts[] {
+  const matched = new Map<string, number>();
+  for (const d of counted) matched.set(d.day, (matched.get(d.day) ?? 0) + d.matched);
+  const days: DailyAlerts[] = [];
+  const last = window.to.toISOString().slice(0, 10);
+  for (let t = Date.UTC(window.from.getUTCFullYear(), window.from.getUTCMonth(), window.from.getUTCDate()); ; t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    if (day > last) break;
+    days.push({ day, alerts: matched.get(day) ?? 0 });
+  }
+  return days;
+}
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -137,6 +160,7 @@ export async function computeImpactSummary(
             version: live.version,
             projected_alerts_per_day: round(liveCount.matched / PROJECTION_LOOKBACK_DAYS),
             alerts_per_day: projectAlertRate({ events: liveCount.scanned, alerts: liveCount.matched, from: window.from, to: window.to, daysWithEvents }).alerts_per_day,
+            per_day: alertsByDay(window, liveCount.perDay),
           }
         : null;
     results.push({
@@ -148,6 +172,7 @@ export async function computeImpactSummary(
       events_scanned: counted.scanned,
       bytes_scanned: counted.bytesScanned,
       projected_alerts_per_day: round(perDay),
+      per_day: alertsByDay(window, counted.perDay),
       cost_per_day: costPerDay(target.costModel, counted.bytesScanned / PROJECTION_LOOKBACK_DAYS, perDay, projection.alerts_per_day),
       current,
       noise_delta_per_day: round(perDay - (current?.projected_alerts_per_day ?? 0)),

@@ -104,6 +104,12 @@ describe('deploy with approval', () => {
     expect(impact.current).toMatchObject({ version: 1, projected_alerts_per_day: 2 });
     expect(impact.projected_alerts_per_day).toBe(0);
     expect(impact.noise_delta_per_day).toBe(-2);
+    // Per UTC day of the 7-day window (8 days touched): the live version's matches add up to its 2/day, the new one's to none.
+    const sum = (days: { alerts: number }[]) => days.reduce((n, d) => n + d.alerts, 0);
+    expect(impact.per_day).toHaveLength(8);
+    expect(sum(impact.per_day)).toBe(0);
+    expect(impact.current.per_day.map((d: { day: string }) => d.day)).toEqual(impact.per_day.map((d: { day: string }) => d.day));
+    expect(sum(impact.current.per_day)).toBe(14);
     expect(impact.diff).toContain(`--- ${RULE_ID}@v1`);
     const pending = await svc.request('GET', '/api/v1/approvals?status=pending');
     expect(pending.body.items.map((a: any) => a.id)).toContain(again.body.id);

@@ -5,6 +5,9 @@ import { CHROMIUM, horizontalOverflow, screenshot, seriousViolations } from '../
 
 const RULE_ID = 'c0000000-0000-4000-8000-000000000001';
 const OTHER_RULE = 'c0000000-0000-4000-8000-000000000002';
+const REJECTED_RULE = 'c0000000-0000-4000-8000-000000000003';
+const CHANGES_RULE = 'c0000000-0000-4000-8000-000000000004';
+const DASHBOARD_RULE = 'c0000000-0000-4000-8000-000000000005';
 const day = 86_400_000;
 
 describe('the console (/) in a real headless browser', () => {
@@ -14,6 +17,8 @@ describe('the console (/) in a real headless browser', () => {
   let reviewer: string;
   let fromCi: { approval: string; deployment: string };
   let fromAdmin: { approval: string; deployment: string };
+  /** The approved tool's events per UTC day, as put in. */
+  const approvedPerDay = new Map<string, number>();
 
   const requestDeploy = async (ruleId: string, token: string) => {
     const res = await svc.request('POST', '/api/v1/rules/deploy', {
@@ -40,9 +45,14 @@ describe('the console (/) in a real headless browser', () => {
           .status,
       ).toBe(201);
     }
+    const at = Date.now();
     const lines = Array.from({ length: 20 }, (_, i) =>
-      JSON.stringify({ '@timestamp': new Date(Date.now() - ((i % 6) + 1) * day).toISOString(), Image: i < 14 ? 'C:\\t\\approved.exe' : 'C:\\t\\other.exe', Computer: 'h' }),
+      JSON.stringify({ '@timestamp': new Date(at - ((i % 6) + 1) * day).toISOString(), Image: i < 14 ? 'C:\\t\\approved.exe' : 'C:\\t\\other.exe', Computer: 'h' }),
     );
+    for (let i = 0; i < 14; i++) {
+      const d = new Date(at - ((i % 6) + 1) * day).toISOString().slice(0, 10);
+      approvedPerDay.set(d, (approvedPerDay.get(d) ?? 0) + 1);
+    }
     const ingested = await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', {
       body: lines.join('\n'),
       headers: { 'content-type': 'application/x-ndjson' },
@@ -135,7 +145,15 @@ describe('the console (/) in a real headless browser', () => {
     await expect(own.getByRole('note').textContent()).resolves.toMatch(/four-eyes/);
     await expect(own.getByRole('button', { name: 'Approve' }).count()).resolves.toBe(0);
     // The impact: chart against the budget, cost per month, noise delta, diff, run link.
-    await expect(theirs.locator('svg.chart title').textContent()).resolves.toMatch(/on local .*v1 \(new\) 2; noise budget 5$/);
+    await expect(theirs.locator('svg.chart:not(.daily) title').textContent()).resolves.toMatch(/on local .*v1 \(new\) 2; noise budget 5$/);
+    // The replay per UTC day against the budget: the days the events were put on, from the recorded summary.
+    const perDay = (await svc.request('GET', `/api/v1/approvals/${fromCi.approval}`)).body.impact.targets[0].per_day as { day: string; alerts: number }[];
+    expect(perDay).toHaveLength(8);
+    for (const [day, alerts] of approvedPerDay) expect(perDay).toContainEqual({ day, alerts });
+    expect(perDay.reduce((n, d) => n + d.alerts, 0)).toBe(14);
+    const daily = await theirs.locator('svg.chart.daily title').textContent();
+    for (const d of perDay) expect(daily).toContain(`${d.day.slice(5)} ${d.alerts}`);
+    expect(daily).toMatch(/noise budget 5\/day, 0 day\(s\) over$/);
     await expect(theirs.locator('dl').textContent()).resolves.toMatch(/Noise delta\+2\/dayCost per month\$1,125/);
     await expect(theirs.locator('table.diff td.add').allTextContents()).resolves.toContain("    Image|endswith: '\\approved.exe'");
     await expect(theirs.locator('a.run-link').getAttribute('href')).resolves.toMatch(new RegExp(`^http://127.0.0.1:8233/namespaces/default/workflows/approval%2F`));
@@ -149,6 +167,47 @@ describe('the console (/) in a real headless browser', () => {
     await until('the deployment is active', async () => ((await svc.request('GET', `/api/v1/deployments/${fromCi.deployment}`)).body.status === 'active' ? true : undefined));
     // The API enforces four-eyes whatever the page shows.
     expect((await svc.request('POST', `/api/v1/approvals/${fromAdmin.approval}/decision`, { body: { decision: 'approve' } })).status).toBe(403);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('rejects one change and requests changes on another, each with its comment, and the API then shows both decisions', async () => {
+    for (const [id, title] of [
+      [REJECTED_RULE, 'Console rejected tool'],
+      [CHANGES_RULE, 'Console changes tool'],
+    ]) {
+      expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(id!, { title, image: '\\other.exe' }) } })).status).toBe(201);
+    }
+    const rejected = await requestDeploy(REJECTED_RULE, ci);
+    const changes = await requestDeploy(CHANGES_RULE, ci);
+    const { page, context, errors } = await open();
+    await signIn(page, reviewer);
+    const card = (ruleId: string) => page.locator('article.approval', { has: page.getByRole('heading', { name: `${ruleId} v1` }) });
+    await card(CHANGES_RULE).waitFor();
+    await card(REJECTED_RULE).getByLabel('Comment').fill('matches the admin tool too');
+    await card(REJECTED_RULE).getByRole('button', { name: 'Reject' }).click();
+    await expect(card(REJECTED_RULE).getByRole('status').textContent()).resolves.toMatch(/Decision recorded: rejected/);
+    await card(CHANGES_RULE).getByLabel('Comment').fill('narrow it to one host group');
+    await card(CHANGES_RULE).getByRole('button', { name: 'Request changes' }).click();
+    await expect(card(CHANGES_RULE).getByRole('status').textContent()).resolves.toMatch(/Decision recorded: changes requested/);
+    expect((await svc.request('GET', `/api/v1/approvals/${rejected.approval}`)).body).toMatchObject({
+      status: 'rejected',
+      decision: 'reject',
+      comment: 'matches the admin tool too',
+      decided_by_principal: 'reviewer',
+    });
+    expect((await svc.request('GET', `/api/v1/approvals/${changes.approval}`)).body).toMatchObject({
+      status: 'changes_requested',
+      decision: 'request_changes',
+      comment: 'narrow it to one host group',
+      decided_by_principal: 'reviewer',
+    });
+    // One decision per approval: the API refuses a second, and a reload no longer lists either as pending.
+    expect((await svc.request('POST', `/api/v1/approvals/${rejected.approval}/decision`, { token: reviewer, body: { decision: 'approve' } })).status).toBe(409);
+    await page.reload();
+    await page.locator('article.approval').first().waitFor();
+    await expect(page.locator('article.approval h3').allTextContents()).resolves.not.toContain(`${REJECTED_RULE} v1`);
+    await expect(page.locator('article.approval h3').allTextContents()).resolves.not.toContain(`${CHANGES_RULE} v1`);
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -199,11 +258,60 @@ describe('the console (/) in a real headless browser', () => {
     await context.close();
   });
 
-  it('shows the dashboard with the ATT&CK heatmap', async () => {
+  it('shows the dashboard: ATT&CK heatmap, weekly noise ratio and MTTR, team workload and ROI charts drawn from the API', async () => {
+    // Alerts to chart: a rule deployed without approval, detection every second, three matching events, two triaged.
+    const t = (await svc.request('GET', '/api/v1/settings/targets/local')).body;
+    const put = await svc.request('PUT', '/api/v1/settings/targets/local', {
+      body: { name: t.name, kind: t.kind, environment: t.environment, connection: t.connection, cost_model: t.cost_model, detection_interval: 'PT1S' },
+    });
+    expect(put.status).toBe(200);
+    expect(
+      (await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(DASHBOARD_RULE, { title: 'Console dashboard tool', image: '\\dash.exe' }) } })).status,
+    ).toBe(201);
+    const deployed = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: DASHBOARD_RULE, target: 'local', approval_required: false } });
+    expect(deployed.status).toBe(202);
+    await until('the dashboard rule is active', async () =>
+      (await svc.request('GET', `/api/v1/deployments/${deployed.body.id}`)).body.status === 'active' ? true : undefined,
+    );
+    const events = Array.from({ length: 3 }, (_, i) =>
+      JSON.stringify({ '@timestamp': new Date().toISOString(), Image: 'C:\\t\\dash.exe', CommandLine: `dash ${i}`, Computer: 'h' }),
+    );
+    expect(
+      (await svc.request('POST', '/api/v1/events?product=windows&category=process_creation', { body: events.join('\n'), headers: { 'content-type': 'application/x-ndjson' } }))
+        .status,
+    ).toBe(200);
+    const raised = await until('three alerts', async () => {
+      const items = (await svc.request('GET', `/api/v1/alerts?deployment_id=${deployed.body.id}&limit=10`)).body.items as { id: string }[];
+      return items.length >= 3 ? items : undefined;
+    });
+    for (const [alert, body] of [
+      [raised[0], { team: 'soc', assignee: 'ana', disposition: 'false_positive', status: 'closed' }],
+      [raised[1], { team: 'soc', assignee: 'bo', disposition: 'true_positive', status: 'closed' }],
+      [raised[2], { team: 'ir', assignee: 'cy', status: 'acknowledged' }],
+    ] as const)
+      expect((await svc.request('PATCH', `/api/v1/alerts/${alert!.id}`, { body })).status).toBe(200);
+    const week = (await svc.request('GET', '/api/v1/health/dashboard?window=P7D')).body;
+    const month = (await svc.request('GET', '/api/v1/health/dashboard?window=P30D')).body;
+    const roi = (await svc.request('GET', '/api/v1/health/roi?window=P30D')).body;
+    expect(week.noise.dispositioned).toBeGreaterThanOrEqual(2);
+
     const { page, context, errors } = await open();
     await signIn(page, svc.token);
     await page.getByRole('link', { name: 'Dashboard' }).click();
     await page.locator('.heatmap .tactic').first().waitFor();
+    const trends = page.locator('svg.chart.trend title');
+    await trends.nth(1).waitFor({ state: 'attached' });
+    await expect(trends.nth(0).textContent()).resolves.toContain(`this week ${Math.round(week.noise.ratio * 100)}%`);
+    await expect(trends.nth(1).textContent()).resolves.toContain(`this week ${(week.mttr.overall.mean_seconds / 3600).toFixed(1)} h`);
+    const workload = await page.locator('svg.chart.stacked title').first().textContent();
+    for (const team of month.workload.teams as { team: string | null; open: number; acknowledged: number; handled: number }[])
+      expect(workload).toContain(`${team.team ?? 'no team'} ${team.open} open, ${team.acknowledged} acknowledged, ${team.handled} handled`);
+    expect(workload).toMatch(/soc \d+ open, \d+ acknowledged, [1-9]\d* handled/);
+    expect(workload).toMatch(/ir \d+ open, [1-9]\d* acknowledged/);
+    const s = roi.noise_saved.by_source;
+    await expect(page.locator('svg.chart.stacked title').nth(1).textContent()).resolves.toContain(
+      `new versions ${s.new_versions} alerts saved; rollbacks ${s.rollbacks} alerts saved; removals ${s.removals} alerts saved; budget suppression ${s.budget_suppression} alerts saved`,
+    );
     await checkPage(page, 'dashboard');
     expect(errors).toEqual([]);
     await context.close();

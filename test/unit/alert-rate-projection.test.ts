@@ -9,7 +9,7 @@ import {
   utcDaysTouched,
 } from '../../domain/runs/alert-rate-projection';
 import { projectCost } from '../../domain/runs/cost-projection';
-import { costPerDay } from '../../domain/changes/impact-summary';
+import { alertsByDay, costPerDay } from '../../domain/changes/impact-summary';
 import { recordedImpact, recordedRunResult } from '../../api/runs/projection.view';
 
 const T0 = Date.UTC(2025, 0, 6); // a Monday, 00:00 UTC
@@ -131,11 +131,27 @@ describe('records stored before projections carried their sample', () => {
       target: 'local',
       cost_per_day: { total: 1, total_ci95: null },
       current: null,
+      per_day: null,
       sample: null,
       alerts_per_day: null,
       low_confidence: null,
       low_confidence_reasons: null,
     });
+  });
+
+  it('count a replay per UTC day over every day its window touches, days without events at zero', () => {
+    const window = { from: new Date('2026-03-01T12:00:00Z'), to: new Date('2026-03-04T06:00:00Z') };
+    const counted = [
+      { day: '2026-03-03', scanned: 40, matched: 4 },
+      { day: '2026-03-01', scanned: 10, matched: 1 },
+      { day: '2026-03-03', scanned: 5, matched: 2 },
+    ];
+    expect(alertsByDay(window, counted)).toEqual([
+      { day: '2026-03-01', alerts: 1 },
+      { day: '2026-03-02', alerts: 0 },
+      { day: '2026-03-03', alerts: 6 },
+      { day: '2026-03-04', alerts: 0 },
+    ]);
   });
 
   it('leave new records as they are', () => {
