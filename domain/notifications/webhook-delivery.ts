@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
+import { slackIntegrations, webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
 import type { SecretBox } from '../../config/secret-box';
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetry } from '../../config/env';
 import { buildWebhookBody, signWebhook } from './webhook-message';
@@ -38,6 +38,9 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
       const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, input.tenantId));
       if (!settings || !settings.enabled || !(settings.events.includes(input.event) || input.event === 'webhook.test')) return null;
       const id = crypto.randomUUID();
+      const slackApp =
+        input.event === 'approval.requested' &&
+        (await db.select({ t: slackIntegrations.tenantId }).from(slackIntegrations).where(eq(slackIntegrations.tenantId, input.tenantId))).length > 0;
       await db
         .insert(webhookDeliveries)
         .values({
@@ -47,7 +50,7 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
           sourceKey: input.sourceKey,
           url: settings.url,
           status: 'pending',
-          payload: buildWebhookBody({ event: input.event, deliveryId: id, tenantId: input.tenantId, createdAt: now(), data: input.data }),
+          payload: buildWebhookBody({ event: input.event, deliveryId: id, tenantId: input.tenantId, createdAt: now(), data: input.data, slackApp }),
         })
         .onConflictDoNothing();
       const [row] = await db

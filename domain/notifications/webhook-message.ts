@@ -49,7 +49,15 @@ export function summarize(event: WebhookEvent, data: Record<string, unknown>): s
   }
 }
 
-export function buildWebhookBody(input: { event: WebhookEvent; deliveryId: string; tenantId: string; createdAt: Date; data: Record<string, unknown> }): WebhookBody {
+export function buildWebhookBody(input: {
+  event: WebhookEvent;
+  deliveryId: string;
+  tenantId: string;
+  createdAt: Date;
+  data: Record<string, unknown>;
+  /** The tenant has a Slack app whose interactivity points at detflow: buttons someone can click. */
+  slackApp: boolean;
+}): WebhookBody {
   const text = summarize(input.event, input.data);
   return {
     text,
@@ -57,7 +65,7 @@ export function buildWebhookBody(input: { event: WebhookEvent; deliveryId: strin
       { type: 'section', text: { type: 'mrkdwn', text } },
       { type: 'context', elements: [{ type: 'mrkdwn', text: `detflow · ${input.event} · tenant ${input.tenantId}` }] },
       // Approve / Reject / Request changes, for a Slack app whose interactivity points at detflow.
-      ...(input.event === 'approval.requested' && typeof input.data.approval_id === 'string' ? [approvalButtons(input.data.approval_id)] : []),
+      ...(input.slackApp && input.event === 'approval.requested' && typeof input.data.approval_id === 'string' ? [approvalButtons(input.data.approval_id)] : []),
     ],
     event: input.event,
     delivery_id: input.deliveryId,

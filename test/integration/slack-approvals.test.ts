@@ -5,6 +5,7 @@ const SIGNING_SECRET = 'slack-signing-secret-0123456789';
 const TEAM = 'T0DETFLOW';
 const RULE_A = 'f0000000-0000-4000-8000-00000000a51a';
 const RULE_B = 'f0000000-0000-4000-8000-00000000a51b';
+const RULE_C = 'f0000000-0000-4000-8000-00000000a51c';
 
 describe('approvals decided from Slack', () => {
   let svc: TestService;
@@ -37,11 +38,17 @@ describe('approvals decided from Slack', () => {
       body: { url: slack.webhookUrl, secret: 'a-webhook-secret-of-some-length', events: ['approval.requested'] },
     });
     expect(hook.status).toBe(200);
-    for (const id of [RULE_A, RULE_B]) expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(id) } })).status).toBe(201);
+    for (const id of [RULE_A, RULE_B, RULE_C]) expect((await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(id) } })).status).toBe(201);
   });
   afterAll(async () => {
     await slack?.stop();
     await svc?.close();
+  });
+
+  it('sends no buttons while no Slack app is configured: nobody could click them', async () => {
+    const { message } = await submit(RULE_C);
+    expect(message.text).toContain(RULE_C);
+    expect(message.blocks.some((b: any) => b.type === 'actions')).toBe(false);
   });
 
   it('keeps the signing secret write-only and maps Slack users only to live approve keys', async () => {
