@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { eq } from 'drizzle-orm';
+import { targets } from '../../db/schema';
 import { imageRule, startTestService, until, type TestService } from '../support/harness';
 import { CHROMIUM, horizontalOverflow, screenshot, seriousViolations } from '../support/console-browser';
 
@@ -124,7 +126,22 @@ describe('the console: runs and settings', () => {
     await context.close();
   });
 
-  it("edits a target's cost model", async () => {
+  it("edits a target's cost model, and a credential only ever written, never shown", async () => {
+    const splunk = await svc.request('POST', '/api/v1/settings/targets', {
+      body: {
+        name: 'splunk-prod',
+        kind: 'splunk',
+        environment: 'prod',
+        connection: { management_url: 'https://splunk.example:8089', token: 'first-secret-token' },
+        cost_model: { currency: 'USD', price_per_gb_scanned: 0.5, triage_minutes_per_alert: 10, cost_per_analyst_hour: 90 },
+      },
+    });
+    expect(splunk.status).toBe(201);
+    const sealed = async () => {
+      const [row] = await svc.database.db.select({ connection: targets.connection }).from(targets).where(eq(targets.name, 'splunk-prod'));
+      return row!.connection.token;
+    };
+    const sealedBefore = await sealed();
     const { page, context, errors } = await open('#/settings/targets');
     const card = page.locator('article[data-target="local"]');
     await card.getByRole('button', { name: 'Edit local' }).click();
@@ -134,6 +151,22 @@ describe('the console: runs and settings', () => {
     await card.getByRole('button', { name: 'Save local' }).click();
     await card.locator('.cost-model', { hasText: '7.5 EUR/GB' }).waitFor();
     expect((await svc.request('GET', '/api/v1/settings/targets/local')).body.cost_model).toMatchObject({ currency: 'EUR', price_per_gb_scanned: 7.5 });
+
+    const remote = page.locator('article[data-target="splunk-prod"]');
+    await expect(remote.locator('dd', { hasText: 'token: set (write-only)' }).count()).resolves.toBe(1);
+    await remote.getByRole('button', { name: 'Edit splunk-prod' }).click();
+    await expect(remote.getByLabel('token (write-only)').inputValue()).resolves.toBe('');
+    await remote.getByLabel('token (write-only)').fill('second-secret-token');
+    await remote.getByLabel('Triage minutes per alert').fill('12');
+    await remote.getByRole('button', { name: 'Save splunk-prod' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved splunk-prod' }).waitFor();
+    const stored = (await svc.request('GET', '/api/v1/settings/targets/splunk-prod')).body;
+    expect(stored).toMatchObject({ connection: { management_url: 'https://splunk.example:8089', token: '********' }, cost_model: { triage_minutes_per_alert: 12 } });
+    // The new credential was stored (sealed: not the text typed), the old one replaced.
+    const sealedAfter = await sealed();
+    expect([sealedAfter === sealedBefore, JSON.stringify(sealedAfter).includes('second-secret-token')]).toEqual([false, false]);
+    const html = await page.content();
+    expect([html.includes('first-secret-token'), html.includes('second-secret-token')]).toEqual([false, false]);
     expect(errors).toEqual([]);
     await context.close();
   });
