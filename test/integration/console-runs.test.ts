@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { eq } from 'drizzle-orm';
 import { targets } from '../../db/schema';
 import { imageRule, startTestService, until, type TestService } from '../support/harness';
+import { CONSOLE_BUILD_DIR } from '../../api/console/build-console';
 import { CHROMIUM, horizontalOverflow, screenshot, seriousViolations } from '../support/console-browser';
 
 /** The console's Runs page and its Settings sections (webhook, targets, tenants), clicked through in a headless browser. */
@@ -80,6 +83,12 @@ describe('the console: runs and settings', () => {
     expect(await seriousViolations(page)).toEqual([]);
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
   }
+
+  it('keeps the console within its budget of 300 KB of gzipped JavaScript', () => {
+    // The service built it on start (api/console/build-console.ts), of the sources under test.
+    const gzipped = zlib.gzipSync(fs.readFileSync(path.join(CONSOLE_BUILD_DIR, 'app.js'))).length;
+    expect(gzipped).toBeLessThanOrEqual(300 * 1024);
+  });
 
   it('shows a running replay with its progress, updating live, and cancels it from the page', async () => {
     const started = await svc.request('POST', '/api/v1/rules/replay', {
