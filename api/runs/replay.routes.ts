@@ -5,8 +5,9 @@ import { ProblemSchema } from '../http/problem';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
-import { cancelReplay, readReplay, startReplay } from '../../domain/runs/replays';
-import { Replay as ReplaySchema, ReplayBody } from './schemas';
+import { decodeNewestFirstCursor, newestFirstCursor } from '../http/pagination';
+import { cancelReplay, listReplays, readReplay, startReplay } from '../../domain/runs/replays';
+import { Replay as ReplaySchema, ReplayBody, ReplayList, RunListQuery } from './schemas';
 import { replayView } from './replay.view';
 import { runStartedView } from './run-started.view';
 
@@ -40,6 +41,22 @@ export function replayRoutes(deps: ApiDeps) {
         });
         const view = replayView(deps.temporal, started);
         return { status: 202, headers: { Location: view.links.self }, body: runStartedView(view) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/replays',
+      operationId: 'listReplays',
+      summary: 'Replays, newest first, filtered by status and rule; the running ones with their progress',
+      tag: 'runs',
+      permission: 'rules:read',
+      scope: { kind: 'list' },
+      query: RunListQuery,
+      responses: { 200: { description: 'A page of replays', schema: ReplayList } },
+      handler: async ({ query, auth }) => {
+        const page = await listReplays(deps, auth, { status: query.status, ruleId: query.rule_id }, { limit: query.limit, after: decodeNewestFirstCursor(query.cursor) });
+        const last = page.items.at(-1)?.replay;
+        return { status: 200, body: { items: page.items.map((r) => replayView(deps.temporal, r)), next_cursor: newestFirstCursor(last, page.next !== undefined) } };
       },
     }),
     defineRoute({

@@ -215,3 +215,15 @@ export const Shadow = openapi(
   }),
   'Shadow',
 );
+
+/** `GET /replays` and `GET /shadows`: newest first, by status and rule. */
+export const RunListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().max(512).optional(),
+    status: z.enum(RUN_STATUSES).optional(),
+    rule_id: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export const ReplayList = openapi(z.object({ items: z.array(Replay), next_cursor: z.string().nullable() }), 'ReplayList');
+export const ShadowList = openapi(z.object({ items: z.array(Shadow), next_cursor: z.string().nullable() }), 'ShadowList');

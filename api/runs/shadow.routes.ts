@@ -5,8 +5,9 @@ import { ProblemSchema } from '../http/problem';
 import { idempotencyKeyOf } from '../http/idempotency';
 import { UuidParams } from '../settings/schemas';
 import { IdempotencyHeaders, WaitQuery, WorkflowStarted } from '../deployments/schemas';
-import { readShadow, startShadow, stopShadow } from '../../domain/runs/shadows';
-import { Shadow, ShadowBody } from './schemas';
+import { decodeNewestFirstCursor, newestFirstCursor } from '../http/pagination';
+import { listShadows, readShadow, startShadow, stopShadow } from '../../domain/runs/shadows';
+import { RunListQuery, Shadow, ShadowBody, ShadowList } from './schemas';
 import { shadowView } from './shadow.view';
 import { runStartedView } from './run-started.view';
 
@@ -40,6 +41,22 @@ export function shadowRoutes(deps: ApiDeps) {
         });
         const view = shadowView(deps.temporal, started);
         return { status: 202, headers: { Location: view.links.self }, body: runStartedView(view) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/shadows',
+      operationId: 'listShadows',
+      summary: 'Shadow evaluations, newest first, filtered by status and rule; the running ones with their progress',
+      tag: 'runs',
+      permission: 'rules:read',
+      scope: { kind: 'list' },
+      query: RunListQuery,
+      responses: { 200: { description: 'A page of shadow evaluations', schema: ShadowList } },
+      handler: async ({ query, auth }) => {
+        const page = await listShadows(deps, auth, { status: query.status, ruleId: query.rule_id }, { limit: query.limit, after: decodeNewestFirstCursor(query.cursor) });
+        const last = page.items.at(-1)?.shadow;
+        return { status: 200, body: { items: page.items.map((s) => shadowView(deps.temporal, s)), next_cursor: newestFirstCursor(last, page.next !== undefined) } };
       },
     }),
     defineRoute({

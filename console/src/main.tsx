@@ -5,15 +5,17 @@ import { ApiError, api, can, tokenStore, type Session } from './api';
 import { ApprovalsPage, prefetchInbox } from './approvals';
 import { DashboardPage } from './dashboard';
 import { RulePage, RulesPage } from './rules';
-import { SettingsPage } from './settings';
+import { RunsPage } from './runs';
+import { SETTINGS_PERMISSIONS, SettingsPage } from './settings';
 
-type Page = { name: 'approvals' | 'rules' | 'rule' | 'dashboard' | 'settings'; arg?: string };
+type Page = { name: 'approvals' | 'rules' | 'rule' | 'runs' | 'dashboard' | 'settings'; arg?: string };
 
 /** Pages live in the fragment: nothing of the token or of what is shown reaches a server log or a Referer. */
 function parseHash(): Page {
   const [, name, arg] = location.hash.split('/');
   if (name === 'rules' && arg) return { name: 'rule', arg: decodeURIComponent(arg) };
-  if (name === 'rules' || name === 'dashboard' || name === 'settings') return { name };
+  if (name === 'settings') return { name, arg };
+  if (name === 'rules' || name === 'runs' || name === 'dashboard') return { name };
   return { name: 'approvals' };
 }
 
@@ -48,11 +50,13 @@ function SignIn({ onSession, error }: { onSession: (s: Session) => void; error?:
   );
 }
 
-const NAV: { name: Page['name']; label: string; needs: string }[] = [
-  { name: 'approvals', label: 'Approvals', needs: 'rules:read' },
-  { name: 'rules', label: 'Rules', needs: 'rules:read' },
-  { name: 'dashboard', label: 'Dashboard', needs: 'rules:read' },
-  { name: 'settings', label: 'Settings', needs: 'admin' },
+/** Each page with the permissions that show it (any one of them). */
+const NAV: { name: Page['name']; label: string; needs: string[] }[] = [
+  { name: 'approvals', label: 'Approvals', needs: ['rules:read'] },
+  { name: 'rules', label: 'Rules', needs: ['rules:read'] },
+  { name: 'runs', label: 'Runs', needs: ['rules:read'] },
+  { name: 'dashboard', label: 'Dashboard', needs: ['rules:read'] },
+  { name: 'settings', label: 'Settings', needs: SETTINGS_PERMISSIONS },
 ];
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
@@ -62,7 +66,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
-  const visible = NAV.filter((n) => can(session, n.needs));
+  const visible = NAV.filter((n) => n.needs.some((p) => can(session, p)));
   const current = page.name === 'rule' ? 'rules' : page.name;
   const allowed = visible.some((n) => n.name === current);
   useEffect(() => {
@@ -95,10 +99,12 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <RulesPage />
         ) : page.name === 'rule' ? (
           <RulePage ruleId={page.arg!} session={session} />
+        ) : page.name === 'runs' ? (
+          <RunsPage session={session} />
         ) : page.name === 'dashboard' ? (
           <DashboardPage />
         ) : (
-          <SettingsPage session={session} />
+          <SettingsPage session={session} section={page.arg} />
         )}
       </main>
     </>

@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, type Session } from './api';
+import { api, can, type Session } from './api';
 import { Problem, useLoad, when } from './ui';
+import { WebhookSettings } from './settings-webhook';
+import { TargetSettings } from './settings-targets';
+import { TenantSettings } from './settings-tenants';
 
 type ApiKey = {
   id: string;
@@ -87,11 +90,10 @@ function RevokeButton({ apiKey, onDone }: { apiKey: ApiKey; onDone: () => void }
   );
 }
 
-export function SettingsPage({ session }: { session: Session }) {
+function ApiKeySettings({ session }: { session: Session }) {
   const keys = useLoad(() => api<{ items: ApiKey[] }>('GET', 'settings/api-keys?limit=500'));
   return (
-    <section aria-labelledby="settings-h">
-      <h2 id="settings-h">Settings · API keys</h2>
+    <>
       {keys.error && <Problem error={keys.error} />}
       <CreateKey session={session} onCreated={keys.reload} />
       {keys.data && (
@@ -123,6 +125,51 @@ export function SettingsPage({ session }: { session: Session }) {
             </tbody>
           </table>
         </div>
+      )}
+    </>
+  );
+}
+
+/** The settings sections, each shown only to a token whose permission its API needs. */
+const SECTIONS = [
+  { name: 'keys', label: 'API keys', needs: 'admin' },
+  { name: 'webhook', label: 'Webhook', needs: 'admin' },
+  { name: 'targets', label: 'Targets', needs: 'admin' },
+  { name: 'tenants', label: 'Tenants', needs: 'operator' },
+] as const;
+
+/** Settings are for admins (keys, webhook, targets) and for the service operator (tenants). */
+export const SETTINGS_PERMISSIONS = ['admin', 'operator'];
+
+export function SettingsPage({ session, section }: { session: Session; section?: string }) {
+  const visible = SECTIONS.filter((s) => can(session, s.needs));
+  const current = visible.find((s) => s.name === section) ?? visible[0];
+  if (!current)
+    return (
+      <p class="problem" role="alert">
+        Your token may not see this page.
+      </p>
+    );
+  return (
+    <section aria-labelledby="settings-h">
+      <h2 id="settings-h">Settings · {current.label}</h2>
+      {visible.length > 1 && (
+        <nav aria-label="Settings sections" class="subnav">
+          {visible.map((s) => (
+            <a key={s.name} href={s.name === 'keys' ? '#/settings' : `#/settings/${s.name}`} aria-current={s.name === current.name ? 'page' : undefined}>
+              {s.label}
+            </a>
+          ))}
+        </nav>
+      )}
+      {current.name === 'keys' ? (
+        <ApiKeySettings session={session} />
+      ) : current.name === 'webhook' ? (
+        <WebhookSettings />
+      ) : current.name === 'targets' ? (
+        <TargetSettings />
+      ) : (
+        <TenantSettings />
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../../db/client';
 import { replays, targets } from '../../db/schema';
@@ -8,14 +8,16 @@ import type { DomainDeps } from '../deps';
 import { notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
-import type { NoiseBudgetPolicy } from '../statuses';
+import type { NoiseBudgetPolicy, RunStatus } from '../statuses';
+import { newestFirstAfter, type NewestFirstKey } from '../paging';
+import { inActorEnvironments } from '../tenants/scope';
 import type { Actor } from '../tenants/actor';
 import { limitsOf } from '../tenants/resource-limits';
 import { replayWindow, type WindowRequest } from './replay-window';
 import { queryProgress, readOnce, type WaitForRun } from './run-progress';
 import { RunQuery } from '../../workflows/contracts';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
-import { admitRun, settleEndedRunById } from './run-slots';
+import { admitRun, settleEndedRunById, settleEndedRuns } from './run-slots';
 import { startOrJoin } from './start-or-join';
 import { replayRunMetadata, sigmaTitle } from '../../workflows/run-summaries';
 
@@ -152,4 +154,47 @@ export async function cancelReplay(deps: DomainDeps, auth: Actor, id: string): P
     if (ended && ended.replay.status !== 'running') return { record: ended, cancelling: false };
   }
   return { record: found, cancelling: true };
+}
+
+/** What a list of runs may be narrowed to. */
+export type RunFilter = { status?: RunStatus; ruleId?: string };
+
+/**
+ * The tenant's replays in the actor's environments, newest first, filtered by status and rule; the
+ * running ones with what their run says of its progress. Runs that ended without recording are
+ * settled first, so none reads `running` for ever.
+ */
+export async function listReplays(
+  deps: DomainDeps,
+  auth: Actor,
+  filter: RunFilter,
+  page: { limit: number; after: NewestFirstKey | undefined },
+): Promise<{ items: ReplayRecord[]; next: NewestFirstKey | undefined }> {
+  const { db } = deps.database;
+  const { client } = deps.temporal;
+  await settleEndedRuns(db, client, auth.tenantId);
+  const rows = await db
+    .select({ r: replays, targetName: targets.name })
+    .from(replays)
+    .innerJoin(targets, eq(targets.id, replays.targetId))
+    .where(
+      and(
+        eq(replays.tenantId, auth.tenantId),
+        inActorEnvironments(auth, targets.environment),
+        newestFirstAfter(page.after, replays.createdAt, replays.id),
+        filter.status ? eq(replays.status, filter.status) : undefined,
+        filter.ruleId ? eq(replays.ruleId, filter.ruleId.toLowerCase()) : undefined,
+      ),
+    )
+    .orderBy(desc(replays.createdAt), desc(replays.id))
+    .limit(page.limit + 1);
+  const items = await Promise.all(
+    rows.slice(0, page.limit).map(async (row) => ({
+      replay: row.r,
+      targetName: row.targetName,
+      progress: row.r.status === 'running' ? await queryProgress<ReplayProgress>(client, row.r.workflowId, RunQuery.replayProgress) : null,
+    })),
+  );
+  const last = items.at(-1)?.replay;
+  return { items, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : undefined };
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../../db/client';
 import { shadowRuns, targets } from '../../db/schema';
@@ -9,11 +9,14 @@ import { invalidRequest, notFound } from '../errors';
 import { claimIdempotencyKey } from '../idempotency';
 import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from '../../workflows/contracts';
 import type { Actor } from '../tenants/actor';
+import { inActorEnvironments } from '../tenants/scope';
+import { newestFirstAfter, type NewestFirstKey } from '../paging';
+import type { RunFilter } from './replays';
 import { queryProgress, readOnce, type WaitForRun } from './run-progress';
 import { RunQuery, RunSignal } from '../../workflows/contracts';
 import { adapterForRequest } from '../targets/target-adapter';
 import { resolveRunRule, resolveRunTarget, type RunRuleChoice } from './run-request';
-import { admitRun, settleEndedRunById } from './run-slots';
+import { admitRun, settleEndedRunById, settleEndedRuns } from './run-slots';
 import { shadowTiming } from './shadow-timing';
 import { startOrJoin } from './start-or-join';
 import { shadowRunMetadata, sigmaTitle } from '../../workflows/run-summaries';
@@ -168,4 +171,43 @@ export async function stopShadow(deps: DomainDeps, auth: Actor, id: string): Pro
     if (ended && ended.shadow.status !== 'running') return { record: ended, stopping: false };
   }
   return { record: found, stopping: true };
+}
+
+/**
+ * The tenant's shadow evaluations in the actor's environments, newest first, filtered by status and
+ * rule; the running ones with what their run says of its progress (see listReplays).
+ */
+export async function listShadows(
+  deps: DomainDeps,
+  auth: Actor,
+  filter: RunFilter,
+  page: { limit: number; after: NewestFirstKey | undefined },
+): Promise<{ items: ShadowRecord[]; next: NewestFirstKey | undefined }> {
+  const { db } = deps.database;
+  const { client } = deps.temporal;
+  await settleEndedRuns(db, client, auth.tenantId);
+  const rows = await db
+    .select({ s: shadowRuns, targetName: targets.name })
+    .from(shadowRuns)
+    .innerJoin(targets, eq(targets.id, shadowRuns.targetId))
+    .where(
+      and(
+        eq(shadowRuns.tenantId, auth.tenantId),
+        inActorEnvironments(auth, targets.environment),
+        newestFirstAfter(page.after, shadowRuns.createdAt, shadowRuns.id),
+        filter.status ? eq(shadowRuns.status, filter.status) : undefined,
+        filter.ruleId ? eq(shadowRuns.ruleId, filter.ruleId.toLowerCase()) : undefined,
+      ),
+    )
+    .orderBy(desc(shadowRuns.createdAt), desc(shadowRuns.id))
+    .limit(page.limit + 1);
+  const items = await Promise.all(
+    rows.slice(0, page.limit).map(async (row) => ({
+      shadow: row.s,
+      targetName: row.targetName,
+      progress: row.s.status === 'running' ? await queryProgress<ShadowProgress>(client, row.s.workflowId, RunQuery.shadowProgress) : null,
+    })),
+  );
+  const last = items.at(-1)?.shadow;
+  return { items, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : undefined };
 }

@@ -127,7 +127,7 @@ describe('the console (/) in a real headless browser', () => {
     const { page, context } = await open();
     await signIn(page, reviewer);
     const nav = page.getByRole('navigation', { name: 'Main' });
-    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual(['Approvals', 'Rules', 'Dashboard']);
+    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual(['Approvals', 'Rules', 'Runs', 'Dashboard']);
     await page.goto(`${svc.url}/#/settings`);
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/may not see/);
     await context.close();

@@ -137,6 +137,8 @@ describe('environment scope: what a dev-only token could do to prod before', () 
       ['/deployments?limit=500', objects.deployment.prod, objects.deployment.dev],
       ['/approvals?limit=500', objects.approval.prod, objects.approval.dev],
       ['/alerts?limit=500', objects.alert.prod, objects.alert.dev],
+      ['/replays?limit=500', objects.replay.prod, objects.replay.dev],
+      ['/shadows?limit=500', objects.shadow.prod, objects.shadow.dev],
     ] as const) {
       const limited = JSON.stringify((await svc.request('GET', `/api/v1${path}`, { token: reader })).body);
       const all = JSON.stringify((await svc.request('GET', `/api/v1${path}`, { token: everywhere['rules:read'] })).body);
