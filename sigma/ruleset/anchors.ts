@@ -1,5 +1,5 @@
 import type { ConditionNode, DetectionNode, DetectionItem, SigmaRule, SigmaValue, StringValue } from '../model';
-import { ANY, endsWithAny, hasWildcards, isWildcard, normaliseParts, plainText, startsWithAny } from '../string';
+import { ANY, endsWithAny, hasWildcards, isWildcard, normaliseParts, startsWithAny } from '../string';
 
 /**
  * Necessary literals of a rule: a disjunction of anchors such that every event the rule matches
@@ -42,8 +42,9 @@ function stringAnchor(field: string | null, v: StringValue): Anchor | null {
   const parts = v.parts;
   const literal = (text: string): string | null => (v.cased ? (ASCII.test(text) ? text.toLowerCase() : null) : text.toLowerCase());
   if (!hasWildcards(parts)) {
-    const text = literal(plainText(parts));
-    return text === null ? null : { field, kind: 'exact', text };
+    // Part by part, as the evaluator lowers them (`Σ` lowers differently at the end of a word).
+    const lowered = parts.map((p) => literal(p as string));
+    return lowered.includes(null) ? null : { field, kind: 'exact', text: lowered.join('') };
   }
   const first = parts[0];
   const last = parts[parts.length - 1];

@@ -166,19 +166,38 @@ export function compileRuleset(input: readonly SigmaRule[], options: CompileOpti
     }
   }
   const needs = rules.map((r) => ruleNeed(r.rule));
-  const routes = new Map<string, Route>();
+  // Routes by lower-cased product, then category, then service (undefined is a key of its own).
+  type Level<T> = Map<string | undefined, T>;
+  let routes: Level<Level<Level<Route>>> = new Map();
+  let routeCount = 0;
+  let unrouted: Route | undefined;
+  const build = (logsource: EventLogsource | undefined): Route => {
+    const ids: number[] = [];
+    rules.forEach((r, i) => {
+      if (logsourceApplies(r.rule.logsource, logsource)) ids.push(i);
+    });
+    return buildRoute(ids, needs, options);
+  };
   const routeFor = (logsource: EventLogsource | undefined): Route => {
-    const key = logsource === undefined ? '' : KEYS.map((k) => (logsource[k] === undefined ? '\u0001' : `=${logsource[k]!.toLowerCase()}`)).join('\u0000');
-    let route = routes.get(key);
+    if (logsource === undefined) return (unrouted ??= build(undefined));
+    const product = logsource.product?.toLowerCase();
+    const category = logsource.category?.toLowerCase();
+    const service = logsource.service?.toLowerCase();
+    let byCategory = routes.get(product);
+    let byService = byCategory?.get(category);
+    let route = byService?.get(service);
     if (route === undefined) {
-      const ids: number[] = [];
-      rules.forEach((r, i) => {
-        if (logsourceApplies(r.rule.logsource, logsource)) ids.push(i);
-      });
-      route = buildRoute(ids, needs, options);
       // Logsources come from data: bound the cache rather than let odd values grow it.
-      if (routes.size >= MAX_ROUTES) routes.clear();
-      routes.set(key, route);
+      if (routeCount >= MAX_ROUTES) {
+        routes = new Map();
+        routeCount = 0;
+        byCategory = byService = undefined;
+      }
+      route = build({ product, category, service });
+      if (!byCategory) routes.set(product, (byCategory = new Map()));
+      if (!byService) byCategory.set(category, (byService = new Map()));
+      byService.set(service, route);
+      routeCount++;
     }
     return route;
   };
