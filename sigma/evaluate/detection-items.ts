@@ -42,7 +42,8 @@ export function compileFieldItem(item: DetectionItem, compiler: ItemCompiler, sl
   return item.negated ? (e) => !test(e) : test;
 }
 
-function collectLeaves(value: unknown, out: string[], depth: number): void {
+/** The texts a keyword search looks at: every string, number and boolean leaf, 16 levels deep. */
+export function collectLeaves(value: unknown, out: string[], depth: number): void {
   if (depth > 16) return;
   if (typeof value === 'string') out.push(value);
   else if (typeof value === 'number' || typeof value === 'boolean') out.push(String(value));
