@@ -4,6 +4,9 @@ import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 import { watchDeploymentHealth, type HealthCrossing } from '../health/health-watch';
 import { runDetection, type DetectionDeps, type DetectionOutcome } from './run-detection';
 
+/** Deployments of one pass evaluated at once. */
+const BATCH_CONCURRENCY = 4;
+
 /** What the batch hands back to its workflow for one rule: only the rules that need a follow-up. */
 export type BatchFollowUp = { deploymentId: string; outcome: DetectionOutcome };
 export type BatchFailure = { deploymentId: string; ruleId: string; error: string };
@@ -43,7 +46,8 @@ export async function runDetectionBatch(
     .where(and(eq(deployments.tenantId, tenantId), eq(deployments.targetId, targetId), eq(targets.kind, 'local'), inArray(deployments.status, [...LIVE_DEPLOYMENT_STATUSES])))
     .orderBy(asc(deployments.id));
   const out: BatchOutcome = { rules: live.length, completed: 0, failed: 0, raised: 0, suppressed: 0, budgetExceeded: [], healthCrossings: [], failures: [] };
-  for (const [i, d] of live.entries()) {
+  let done = 0;
+  const runOne = async (d: { id: string; ruleId: string }): Promise<void> => {
     let outcome: DetectionOutcome | null = null;
     try {
       outcome = await runDetection(deps, { deploymentId: d.id, activityKey: key === null ? null : `${key}/${d.id}` });
@@ -64,7 +68,14 @@ export async function runDetectionBatch(
         // A health check that fails never fails the run (as in DetectionRun).
       }
     }
-    progress?.(i + 1, live.length);
-  }
+    progress?.(++done, live.length);
+  };
+  // A few at a time: each waits on its query and its transaction more than it computes.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(BATCH_CONCURRENCY, live.length) }, async () => {
+      while (next < live.length) await runOne(live[next++]!);
+    }),
+  );
   return out;
 }
