@@ -9,7 +9,7 @@ import { createNotificationActivities } from './notifications';
 import { createDetectionActivities } from './detection';
 import { createApprovalActivities } from './approvals';
 import { createRetentionActivities } from './retention';
-import { createScheduleActivities, type TemporalDeps } from './schedules';
+import { createScheduleActivities, type DetectionScheduleMode, type TemporalDeps } from './schedules';
 import { createReplayActivities } from './replay';
 import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
@@ -27,6 +27,8 @@ export type ActivityDeps = {
   metrics?: DomainMetrics;
   /** How webhook deliveries are retried (DETFLOW_WEBHOOK_RETRY_*); the default schedule without it. */
   webhookRetry?: WebhookRetry;
+  /** How scheduled detection is scheduled (DETFLOW_DETECTION_SCHEDULES); `per-target` without it. */
+  detectionSchedules?: DetectionScheduleMode;
 };
 
 /** Every activity the worker registers, built from explicit dependencies so tests wire real ones. */
@@ -38,7 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDetectionActivities(deps),
     ...createApprovalActivities(deps),
     ...createRetentionActivities(deps),
-    ...createScheduleActivities(deps),
+    ...createScheduleActivities({ ...deps, ...(deps.detectionSchedules ? { mode: deps.detectionSchedules } : {}) }),
     ...createReplayActivities(deps),
     ...createShadowActivities(deps),
     ...createRollbackPlanActivities(deps),

@@ -46,6 +46,8 @@ const envSchema = z.object({
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
   DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  // One detection schedule per tenant and local target (a pass over every live rule), or one per deployment.
+  DETFLOW_DETECTION_SCHEDULES: z.enum(['per-target', 'per-deployment']).default('per-target'),
   // Webhook retries: the first wait, doubled at each failed attempt up to the longest, for so many attempts.
   DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS: z.coerce.number().min(0.01).max(3600).default(1),
   DETFLOW_WEBHOOK_RETRY_MAX_SECONDS: z.coerce.number().min(0.01).max(86400).default(300),
@@ -95,6 +97,8 @@ export type AppConfig = {
   temporalMetricsAddress: string | undefined;
   /** How often the scheduled drift check compares every target with what detflow deployed there. */
   driftCheckMinutes: number;
+  /** Scheduled detection: one schedule per tenant and local target (`per-target`) or per deployment (decision record 0081k). */
+  detectionSchedules: 'per-target' | 'per-deployment';
   /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
   webhookRetry: WebhookRetry;
   /** Where `POST /settings/backup` writes backups (DETFLOW_BACKUP_DIR, default DATA_DIR/backups). */
@@ -146,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
+    detectionSchedules: e.DETFLOW_DETECTION_SCHEDULES,
     backupDir: path.resolve(e.DETFLOW_BACKUP_DIR ?? path.join(e.DATA_DIR, 'backups')),
     webhookRetry: {
       firstSeconds: e.DETFLOW_WEBHOOK_RETRY_FIRST_SECONDS,

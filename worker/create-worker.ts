@@ -3,7 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Logger } from 'pino';
 import type { Db } from '../db/client';
 import { createActivities } from '../activities';
-import { ensureDriftSchedule, ensureRetentionSchedule } from '../activities/schedules';
+import { ensureDriftSchedule, ensureRetentionSchedule, migrateDetectionSchedules, type DetectionScheduleMode } from '../activities/schedules';
 import type { SecretBox } from '../config/secret-box';
 import type { WebhookRetry } from '../config/env';
 import type { SiemAdapters } from '../siem/adapters';
@@ -26,6 +26,8 @@ export type WorkerWiring = {
   driftCheckMinutes?: number;
   /** How webhook deliveries are retried (DETFLOW_WEBHOOK_RETRY_*). */
   webhookRetry?: WebhookRetry;
+  /** How scheduled detection is scheduled (DETFLOW_DETECTION_SCHEDULES); `per-target` without it. */
+  detectionSchedules?: DetectionScheduleMode;
   /** On shutdown, how long activity attempts in flight may run before they are cancelled (default: none). */
   shutdownGraceMs?: number;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
@@ -51,11 +53,14 @@ export async function createWorker(wiring: WorkerWiring): Promise<{ worker: Work
         temporal: { client: wiring.client, taskQueue: wiring.taskQueue },
         ...(wiring.metrics ? { metrics: wiring.metrics } : {}),
         ...(wiring.webhookRetry ? { webhookRetry: wiring.webhookRetry } : {}),
+        ...(wiring.detectionSchedules ? { detectionSchedules: wiring.detectionSchedules } : {}),
       }),
       ...(wiring.workflowBundle ? { workflowBundle: wiring.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     });
     await ensureRetentionSchedule({ client: wiring.client, taskQueue: wiring.taskQueue });
     await ensureDriftSchedule({ client: wiring.client, taskQueue: wiring.taskQueue }, wiring.driftCheckMinutes ?? 15);
+    // The live deployments' schedules in the configured mode (a switch of DETFLOW_DETECTION_SCHEDULES takes effect at start).
+    await migrateDetectionSchedules(wiring.db, { client: wiring.client, taskQueue: wiring.taskQueue }, wiring.detectionSchedules ?? 'per-target');
     return { worker, connection };
   } catch (err) {
     await connection.close();

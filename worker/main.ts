@@ -44,6 +44,7 @@ async function main() {
     metrics,
     driftCheckMinutes: config.driftCheckMinutes,
     webhookRetry: config.webhookRetry,
+    detectionSchedules: config.detectionSchedules,
   });
   // This worker's own metrics (detection runs, alerts, webhook deliveries), when a port is given.
   const metricsServer =

@@ -112,6 +112,7 @@ async function main() {
       metrics,
       driftCheckMinutes: config.driftCheckMinutes,
       webhookRetry: config.webhookRetry,
+      detectionSchedules: config.detectionSchedules,
       shutdownGraceMs: config.shutdownGraceSeconds * 1000,
     });
     const workerDone = worker.run();

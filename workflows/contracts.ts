@@ -47,6 +47,7 @@ export const WorkflowType = {
   Notify: 'Notify',
   Redeliver: 'Redeliver',
   DetectionRun: 'DetectionRun',
+  DetectionBatch: 'DetectionBatch',
   ApplyRetention: 'ApplyRetention',
   DriftCheck: 'DriftCheck',
   RestoreDeployment: 'RestoreDeployment',
@@ -85,6 +86,8 @@ export const workflowIds = {
   redeliver: (tenantId: string, deliveryId: string, attempts: number) => `notify/${tenantId}/redeliver/${deliveryId}/${attempts}`,
   /** The schedule (and the id of each run it starts) of a deployment's scheduled detection. */
   detectionSchedule: (tenantId: string, deploymentId: string) => `detect/${tenantId}/${deploymentId}`,
+  /** The schedule (and the id of each run it starts) of the batched detection of every live deployment of a tenant on a target. */
+  detectionBatchSchedule: (tenantId: string, targetId: string) => `detect/${tenantId}/target/${targetId}`,
   retentionSchedule: 'retention/daily',
   /** The scheduled drift check of every target with something deployed. */
   driftSchedule: 'drift/scheduled',

@@ -64,23 +64,32 @@ export async function DetectionRun(input: { deploymentId: string }): Promise<Det
   }
   if (outcome.skipped === null) await checkHealth(input.deploymentId);
   if (!outcome.budgetExceededNow) return outcome;
+  await afterBudgetExceeded(input.deploymentId, outcome);
+  return outcome;
+}
+
+/**
+ * The follow-ups of the run that went over the noise budget: `noise_budget.exceeded`, then
+ * `deployment.demoted` or the Rollback run, as the deployment's `on_exceed` says. A run that
+ * follows up several deployments names each one's notifications apart (`stepSuffix`).
+ */
+export async function afterBudgetExceeded(deploymentId: string, outcome: DetectionOutcome, stepSuffix = ''): Promise<void> {
   const alerts = outcome.alertsToday + outcome.suppressed;
-  const about = { deployment_id: input.deploymentId, rule_id: outcome.ruleId, version: outcome.version, target: outcome.target, alerts, budget: outcome.budget };
+  const about = { deployment_id: deploymentId, rule_id: outcome.ruleId, version: outcome.version, target: outcome.target, alerts, budget: outcome.budget };
   await notifyInBackground({
     tenantId: outcome.tenantId,
     event: 'noise_budget.exceeded',
-    step: 'noise-budget',
+    step: `noise-budget${stepSuffix}`,
     // Runs recorded before policies existed carry no `onExceed`: their notification stays as it was.
     data: { ...about, ...(outcome.onExceed ? { on_exceed: outcome.onExceed } : {}) },
   });
   if (outcome.demoted) {
-    await notifyInBackground({ tenantId: outcome.tenantId, event: 'deployment.demoted', step: 'demoted', data: about });
+    await notifyInBackground({ tenantId: outcome.tenantId, event: 'deployment.demoted', step: `demoted${stepSuffix}`, data: about });
   }
   if (outcome.onExceed === 'rollback') {
-    const plan = await planBudgetRollback({ deploymentId: input.deploymentId, reason: `noise budget exceeded: ${alerts} alerts against ${outcome.budget}/day` });
+    const plan = await planBudgetRollback({ deploymentId, reason: `noise budget exceeded: ${alerts} alerts against ${outcome.budget}/day` });
     if (plan) await startBudgetRollback(plan.workflowId, plan.input);
   }
-  return outcome;
 }
 
 /** Starts the Rollback run without waiting for it; a run started before (a retried task) is the one. */

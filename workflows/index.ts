@@ -2,6 +2,7 @@
 export { DeployWithApproval } from './deploy-with-approval';
 export { Notify, Redeliver } from './notify';
 export { DetectionRun } from './detection-run';
+export { DetectionBatch } from './detection-batch';
 export { Rollback } from './rollback';
 export { ApplyRetention } from './retention';
 export { Replay, ShadowEvaluation } from './replay';

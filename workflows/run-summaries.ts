@@ -179,6 +179,19 @@ export function detectionScheduleMetadata(d: { deploymentId: string; ruleId: str
   };
 }
 
+export function detectionBatchScheduleMetadata(d: { tenantId: string; targetName: string; interval: string }): RunMetadata {
+  return {
+    staticSummary: oneLine(`Detect with every live rule of ${d.tenantId} on ${d.targetName} every ${d.interval}`),
+    staticDetails: details('Scheduled detection of every live deployment of a tenant on a target (one pass, a run record per rule)', [
+      ['Tenant', d.tenantId],
+      ['Target', d.targetName],
+      ['Interval', d.interval],
+      ['Rule health', `[rule health](${API}/health/dashboard)`],
+      ['Alerts', `[alerts](${API}/alerts)`],
+    ]),
+  };
+}
+
 export const retentionRunMetadata: RunMetadata = {
   staticSummary: 'Apply retention: delete events and records older than each tenant keeps (daily)',
   staticDetails: details('Daily retention pass', [['Schedule', 'every day, overlapping runs skipped']]),

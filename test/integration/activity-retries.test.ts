@@ -50,7 +50,7 @@ describe('activities repeated or late', () => {
   });
 
   it('sets up no schedule for a deployment superseded since, and a leaked one removes itself at its next run', async () => {
-    const schedules = createScheduleActivities({ db: svc.database.db, temporal: temporal() });
+    const schedules = createScheduleActivities({ db: svc.database.db, temporal: temporal(), mode: 'per-deployment' });
     expect(await schedules.ensureDetectionSchedule({ deploymentId: v1 })).toBeNull();
     const id = workflowIds.detectionSchedule('default', v1);
     await expect(svc.client.schedule.getHandle(id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);

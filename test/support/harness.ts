@@ -149,6 +149,8 @@ export async function startTestService(
     metricsToken?: string;
     config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>>;
     webhookRetry?: AppConfig['webhookRetry'];
+    /** Scheduled detection's design; these tests' default is the per-deployment schedule they were written for. */
+    detectionSchedules?: AppConfig['detectionSchedules'];
   } = {},
 ): Promise<TestService> {
   const address = process.env.TEMPORAL_ADDRESS;
@@ -181,6 +183,7 @@ export async function startTestService(
       client,
       metrics,
       ...(options.webhookRetry ? { webhookRetry: options.webhookRetry } : {}),
+      detectionSchedules: options.detectionSchedules ?? 'per-deployment',
       workflowBundle: { codePath: bundlePath },
     }));
     workerRun = worker.run();
@@ -240,9 +243,11 @@ export async function startTestService(
     close: async () => {
       await api.close();
       // Schedules outlive workers: remove this service's, so they do not fire into an empty queue.
-      for (const d of await database.db.select({ id: deployments.id, tenantId: deployments.tenantId }).from(deployments)) {
+      const rows = await database.db.select({ id: deployments.id, tenantId: deployments.tenantId, targetId: deployments.targetId }).from(deployments);
+      const scheduleIds = new Set(rows.flatMap((d) => [workflowIds.detectionSchedule(d.tenantId, d.id), workflowIds.detectionBatchSchedule(d.tenantId, d.targetId)]));
+      for (const id of scheduleIds) {
         await client.schedule
-          .getHandle(workflowIds.detectionSchedule(d.tenantId, d.id))
+          .getHandle(id)
           .delete()
           .catch((err: unknown) => {
             if (!(err instanceof ScheduleNotFoundError)) throw err;
