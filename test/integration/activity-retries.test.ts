@@ -18,7 +18,7 @@ describe('activities repeated or late', () => {
   let v1: string;
   let v2: string;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ detectionSchedules: 'per-deployment' });
     const deploy = async (revision: number) => {
       expect((await svc.request('POST', '/api/v1/rules', { body: { rule: imageRule(RULE_ID, `retried${revision}.exe`, revision) } })).status).toBe(201);
       const started = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: RULE_ID, target: 'local', approval_required: false } });

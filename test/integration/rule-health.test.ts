@@ -125,7 +125,7 @@ describe('GET /health/rules/{id}', () => {
     (await svc.request('GET', `/api/v1/alerts?deployment_id=${deploymentId}&limit=500`, token ? { token } : {})).body.items as typeof alertsV1;
 
   beforeAll(async () => {
-    svc = await startTestService({ now: () => new Date(Date.now() + shift) });
+    svc = await startTestService({ now: () => new Date(Date.now() + shift), detectionSchedules: 'per-deployment' });
     receiver = http.createServer((req, res) => {
       let body = '';
       req.on('data', (c) => (body += c));

@@ -19,7 +19,7 @@ describe('runs in the Temporal UI: summaries, details and current step', () => {
   let svc: TestService;
   let ci: string;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ detectionSchedules: 'per-deployment' });
     ci = (await createCiKey(svc)).token;
     for (const revision of [1, 2]) {
       const created = await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(RULE, { title: TITLE, level: 'low', image: `\\meta${revision}.exe` }) } });

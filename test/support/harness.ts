@@ -149,7 +149,7 @@ export async function startTestService(
     metricsToken?: string;
     config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>>;
     webhookRetry?: AppConfig['webhookRetry'];
-    /** Scheduled detection's design; these tests' default is the per-deployment schedule they were written for. */
+    /** Scheduled detection's design: the service's default (`per-target`) unless a test names the other. */
     detectionSchedules?: AppConfig['detectionSchedules'];
   } = {},
 ): Promise<TestService> {
@@ -183,7 +183,7 @@ export async function startTestService(
       client,
       metrics,
       ...(options.webhookRetry ? { webhookRetry: options.webhookRetry } : {}),
-      detectionSchedules: options.detectionSchedules ?? 'per-deployment',
+      detectionSchedules: options.detectionSchedules ?? (process.env.DETFLOW_TEST_DETECTION_SCHEDULES as AppConfig['detectionSchedules'] | undefined) ?? 'per-target',
       workflowBundle: { codePath: bundlePath },
     }));
     workerRun = worker.run();
