@@ -4,7 +4,8 @@ import { defineRoute } from '../http/route';
 import { ProblemSchema } from '../http/problem';
 import { createTarget, deleteTarget, findTarget, listTargets, replaceTarget, type TargetSettings } from '../../domain/targets/targets';
 import { targetView } from './target.view';
-import { NameParams, Target, TargetBody, TargetList } from './schemas';
+import { EnvironmentPlaceholders, NameParams, PlaceholdersBody, Target, TargetBody, TargetList, TargetPlaceholders } from './schemas';
+import { environmentPlaceholders, setEnvironmentPlaceholders, setTargetPlaceholders, targetPlaceholders } from '../../domain/targets/target-settings';
 
 function settingsOf(body: z.infer<typeof TargetBody>): TargetSettings {
   return {
@@ -78,6 +79,56 @@ export function targetRoutes(deps: ApiDeps) {
         409: { description: 'The name or kind differs from the stored target', schema: ProblemSchema },
       },
       handler: async ({ params, body, auth }) => ({ status: 200, body: targetView(await replaceTarget(deps, auth, params.name, settingsOf(body))) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/settings/targets/{name}/placeholders',
+      operationId: 'getTargetPlaceholders',
+      summary: "A target's placeholder values: its own, its environment's defaults, the resolved ones, and the settings version",
+      tag: 'settings',
+      permission: 'admin',
+      scope: { kind: 'object', object: 'target', param: 'name' },
+      params: NameParams,
+      responses: { 200: { description: 'The values', schema: TargetPlaceholders }, 404: { description: 'No such target', schema: ProblemSchema } },
+      handler: async ({ params, auth }) => ({ status: 200, body: await targetPlaceholders(db, auth, params.name) }),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/settings/targets/{name}/placeholders',
+      operationId: 'putTargetPlaceholders',
+      summary: "Replace a target's own placeholder values (`|expand` `%name%`); a new settings version",
+      tag: 'settings',
+      permission: 'admin',
+      scope: { kind: 'object', object: 'target', param: 'name' },
+      params: NameParams,
+      body: PlaceholdersBody,
+      responses: { 200: { description: 'The values now in force', schema: TargetPlaceholders }, 404: { description: 'No such target', schema: ProblemSchema } },
+      handler: async ({ params, body, auth }) => ({ status: 200, body: await setTargetPlaceholders(db, auth, params.name, body.placeholders) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/settings/environments/{name}/placeholders',
+      operationId: 'getEnvironmentPlaceholders',
+      summary: "An environment's default placeholder values and their version",
+      tag: 'settings',
+      permission: 'admin',
+      scope: { kind: 'object', object: 'environment', param: 'name' },
+      params: NameParams,
+      responses: { 200: { description: 'The defaults', schema: EnvironmentPlaceholders }, 404: { description: 'No such environment', schema: ProblemSchema } },
+      handler: async ({ params, auth }) => ({ status: 200, body: await environmentPlaceholders(db, auth, params.name) }),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/settings/environments/{name}/placeholders',
+      operationId: 'putEnvironmentPlaceholders',
+      summary: "Replace an environment's default placeholder values (each target's own win)",
+      tag: 'settings',
+      permission: 'admin',
+      scope: { kind: 'object', object: 'environment', param: 'name' },
+      params: NameParams,
+      body: PlaceholdersBody,
+      responses: { 200: { description: 'The defaults now in force', schema: EnvironmentPlaceholders }, 404: { description: 'No such environment', schema: ProblemSchema } },
+      handler: async ({ params, body, auth }) => ({ status: 200, body: await setEnvironmentPlaceholders(db, auth, params.name, body.placeholders) }),
     }),
     defineRoute({
       method: 'delete',

@@ -20,7 +20,7 @@ const FIXTURE = JSON.stringify({ name: 'hit', expect: 'match', event: { Image: '
 const ALL_PERMISSIONS = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve', 'admin'] as const;
 
 type Env = 'dev' | 'prod';
-type Objects = Record<'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target', Record<Env, string>>;
+type Objects = Record<'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target' | 'environment', Record<Env, string>>;
 
 let svc: TestService;
 const objects = {} as Objects;
@@ -49,6 +49,7 @@ beforeAll(async () => {
   );
   const targetName: Record<Env, string> = { dev: 'local', prod: 'prod-local' };
   objects.target = targetName;
+  objects.environment = { dev: 'dev', prod: 'prod' };
   await ok(post('/rules', { rule: imageRule(RULE_ID, 'evil.exe') }), 201);
 
   objects.deployment = {} as Record<Env, string>;
