@@ -50,6 +50,7 @@ export const WorkflowType = {
   ApplyRetention: 'ApplyRetention',
   DriftCheck: 'DriftCheck',
   RestoreDeployment: 'RestoreDeployment',
+  SettingsChange: 'SettingsChange',
 } as const;
 
 /**

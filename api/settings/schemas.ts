@@ -167,6 +167,8 @@ export const Target = openapi(
     detection_interval: z.string(),
     cost_model: CostModel,
     built_in: z.boolean(),
+    placeholders: z.record(z.string(), z.array(z.string())).describe("The target's own placeholder values (GET …/placeholders shows the resolved ones)"),
+    settings_version: z.number().int().describe('The version of its rule-shaping settings (placeholder values, field mapping)'),
     created_at: z.string(),
     updated_at: z.string(),
   }),
@@ -192,6 +194,20 @@ export const TargetPlaceholders = openapi(
     resolved: z.record(z.string(), z.array(z.string())).describe("What rules are compiled with: the defaults overlaid with the target's own"),
   }),
   'TargetPlaceholders',
+);
+
+export const SettingsChangePending = openapi(
+  z.object({
+    status: z.literal('pending_approval'),
+    target: z.string(),
+    approval_id: z.string(),
+    proposed_version: z.number().int(),
+    affected: z
+      .array(z.object({ deployment_id: z.string(), rule_id: z.string(), version: z.number().int(), title: z.string(), reason: z.string() }))
+      .describe('The live rules the change alters; the approval replays each with the settings in force and the proposed ones'),
+    links: z.object({ approval: z.string() }),
+  }),
+  'SettingsChangePending',
 );
 
 export const EnvironmentPlaceholders = openapi(

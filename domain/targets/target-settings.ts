@@ -108,16 +108,6 @@ export async function applyTargetPlaceholders(tx: Tx, auth: Actor, row: TargetRo
   return updated!;
 }
 
-/** Replaces a target's own placeholder values (they win over its environment's defaults). */
-export async function setTargetPlaceholders(db: Db, auth: Actor, name: string, placeholders: Placeholders): Promise<TargetPlaceholders> {
-  const row = await findTarget(db, auth, name);
-  return db.transaction(async (tx) => {
-    const updated = await applyTargetPlaceholders(tx, auth, row, placeholders);
-    const env = await findEnvironment(tx, auth, row.environment);
-    return viewOf(updated, env.placeholders);
-  });
-}
-
 /**
  * Replaces an environment's default placeholder values; every target of the environment has its
  * resolved values rewritten in the same transaction (a target's own values still win).

@@ -91,7 +91,8 @@ beforeAll(async () => {
     devOnly[permission] = (await createApiKey(svc, svc.token, { name: `dev ${permission}`, permissions: [permission], environments: ['dev'] })).token;
     everywhere[permission] = (await createApiKey(svc, svc.token, { name: `all ${permission}`, permissions: [permission] })).token;
   }
-  otherTenantAdmin = await createTenant(svc, 'scope-other');
+  // Environments are named per tenant: the other tenant's are named apart, so its `prod` is not this one's.
+  otherTenantAdmin = await createTenant(svc, 'scope-other', 'enterprise', ['other-dev', 'other-prod']);
 }, 120_000);
 afterAll(() => svc.close());
 

@@ -1,6 +1,6 @@
-import { asc } from 'drizzle-orm';
-import { settingsVersions } from '../../db/schema';
-import { startTestService, type TestService } from '../support/harness';
+import { asc, eq } from 'drizzle-orm';
+import { deployments, settingsVersions } from '../../db/schema';
+import { createReviewerKey, until, startTestService, type TestService } from '../support/harness';
 
 const RULE_ID = 'b7a1c0de-0000-4000-8000-00000000e8a1';
 // Written after SigmaHQ's placeholder rules (rules-placeholder/, `|expand` with `%admins%`): a
@@ -112,5 +112,48 @@ describe('placeholder values in target and environment settings', () => {
       ['target', 'local', 3, 'current'],
     ]);
     expect(history.every((h) => h.requestedByPrincipal !== null)).toBe(true);
+  });
+
+  it('puts a value change under a live rule behind an approval that replays it; rejected nothing changes, approved it is redeployed', async () => {
+    const reviewer = (await createReviewerKey(svc)).token;
+    const deployed = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: RULE_ID, target: 'local', approval_required: false } });
+    expect(deployed.status).toBe(202);
+    await until('the rule live', async () => ((await svc.request('GET', `/api/v1/deployments/${deployed.body.id}`)).body.status === 'active' ? true : undefined));
+    const propose = () => svc.request('PUT', '/api/v1/settings/targets/local/placeholders', { body: { placeholders: { admins: ['root', 'alice'] } } });
+    const waitImpact = (id: string) =>
+      until('the impact replayed', async () => {
+        const a = (await svc.request('GET', `/api/v1/approvals/${id}`)).body;
+        return a.impact ? a : undefined;
+      });
+    const decide = (id: string, decision: string) => svc.request('POST', `/api/v1/approvals/${id}/decision`, { token: reviewer, body: { decision, comment: decision } });
+
+    const first = await propose();
+    expect(first.status).toBe(202);
+    expect(first.body.affected).toEqual([expect.objectContaining({ rule_id: RULE_ID, reason: 'uses %admins%' })]);
+    const impact = (await waitImpact(first.body.approval_id)).impact;
+    // Replayed with the values in force (root only: 1 alert) and the proposed ones (alice too: 2).
+    expect(impact.rules).toEqual([expect.objectContaining({ rule_id: RULE_ID, matched_before: 1, matched_after: 2 })]);
+    // The requester may not decide it (four-eyes, as for a rule change).
+    expect((await svc.request('POST', `/api/v1/approvals/${first.body.approval_id}/decision`, { body: { decision: 'approve' } })).status).toBe(403);
+    expect((await decide(first.body.approval_id, 'reject')).status).toBe(200);
+    await until('the proposal ended', async () => {
+      const [row] = await svc.database.db.select().from(settingsVersions).where(eq(settingsVersions.approvalId, first.body.approval_id));
+      return row?.status === 'rejected' ? row : undefined;
+    });
+    expect((await svc.request('GET', '/api/v1/settings/targets/local/placeholders')).body).toMatchObject({ version: 3, resolved: { admins: ['root'] } });
+
+    const second = await propose();
+    expect(second.status).toBe(202);
+    await waitImpact(second.body.approval_id);
+    expect((await decide(second.body.approval_id, 'approve')).status).toBe(200);
+    const applied = await until('the version current', async () => {
+      const p = (await svc.request('GET', '/api/v1/settings/targets/local/placeholders')).body;
+      return p.version === second.body.proposed_version ? p : undefined;
+    });
+    expect(applied.resolved.admins).toEqual(['root', 'alice']);
+    const [d] = await svc.database.db.select().from(deployments).where(eq(deployments.id, deployed.body.id));
+    expect(d!.settingsVersion).toBe(second.body.proposed_version);
+    // The live rule now matches per the new values: the replay counts alice too.
+    expect((await replay()).body.result.alerts.total).toBe(2);
   });
 });

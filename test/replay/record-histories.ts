@@ -41,6 +41,7 @@ const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
 const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
 const UNRUNNABLE_RULE = 'e1000000-0000-4000-8000-000000000008';
 const DRIFT_RULE = 'e1000000-0000-4000-8000-000000000009';
+const SETTINGS_RULE = 'e1000000-0000-4000-8000-00000000000a';
 // Short, so a delivery is given up within a second; every other delivery succeeds on its second attempt.
 const RECORDING_RETRY = { firstSeconds: 0.1, maxSeconds: 0.2, maxAttempts: 3 };
 let seq = 0;
@@ -325,6 +326,29 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const restored = expectStatus(await svc.request('POST', `/api/v1/deployments/${driftDeploy.id}/restore`), 200, 'restore').body;
     if (restored.drift.length !== 0) throw new Error(`the restore should leave no drift: ${JSON.stringify(restored)}`);
     runs.set('restore-deployment-restored', await onlyRun(svc, 'RestoreDeployment'));
+
+    // SettingsChange: a placeholder value under a live rule, approved and rejected.
+    const placeholderRule = `title: Listed admin\nid: ${SETTINGS_RULE}\nstatus: test\nlogsource:\n  product: windows\n  category: process_creation\ndetection:\n  selection:\n    User|expand: '%recorded_admins%'\n  condition: selection\n`;
+    const putValues = (admins: string[]) => svc.request('PUT', '/api/v1/settings/targets/local/placeholders', { body: { placeholders: { recorded_admins: admins } } });
+    expectStatus(await putValues(['root']), 200, 'placeholder values, nothing live');
+    expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: placeholderRule } }), 201, 'push placeholder rule');
+    const liveRule = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: SETTINGS_RULE, target: 'local', approval_required: false } }),
+      202,
+      'deploy placeholder rule',
+    ).body;
+    await expectResult(finished(liveRule.workflow_id), { status: 'active' }, 'deploy placeholder rule');
+    for (const [decision, status, admins] of [
+      ['approve', 'applied', ['root', 'adm']],
+      ['reject', 'rejected', ['nobody']],
+    ] as const) {
+      const change = expectStatus(await putValues([...admins]), 202, `settings change to ${decision}`).body;
+      await impactRecorded(change.approval_id);
+      await decide(change.approval_id, decision);
+      const approval = (await svc.request('GET', `/api/v1/approvals/${change.approval_id}`)).body;
+      await expectResult(finished(approval.workflow_id), { status }, `settings change ${status}`);
+      runs.set(`settings-change-${status}`, { workflowId: approval.workflow_id, runId: undefined });
+    }
 
     // Notify that finds nothing to deliver (webhook disabled): its short path.
     expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, enabled: false } }), 200, 'disable webhook');
