@@ -151,6 +151,9 @@ describe('placeholder values in target and environment settings', () => {
       return p.version === second.body.proposed_version ? p : undefined;
     });
     expect(applied.resolved.admins).toEqual(['root', 'alice']);
+    // The run ends once the affected rule is on the target again, with the version recorded.
+    const run = await svc.client.workflow.getHandle((await svc.request('GET', `/api/v1/approvals/${second.body.approval_id}`)).body.workflow_id).result();
+    expect(run).toMatchObject({ status: 'applied', redeployed: [deployed.body.id] });
     const [d] = await svc.database.db.select().from(deployments).where(eq(deployments.id, deployed.body.id));
     expect(d!.settingsVersion).toBe(second.body.proposed_version);
     // The live rule now matches per the new values: the replay counts alice too.

@@ -163,8 +163,8 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     await decide(approvalIdOf(patchedRun), 'approve');
     await expectResult(finished(patchedRun.workflow_id), { status: 'active' }, 'deploy approved, decision recorded first');
     runs.set('deploy-with-approval-approved-recorded-first', { workflowId: patchedRun.workflow_id, runId: undefined });
-    // A rule that cannot run on the target (an unresolved placeholder): no impact, the change is abandoned.
-    const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "User|expand: '%admins%'");
+    // A rule that cannot run on the target (a backreference, which RE2 lacks): no impact, the change is abandoned.
+    const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "CommandLine|re: '(a)\\1'");
     expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: unrunnable } }), 201, 'unrunnable rule');
     const abandoned = expectStatus(
       await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: UNRUNNABLE_RULE, target: 'local', approval_required: true } }),
