@@ -300,7 +300,24 @@ export async function applySettingsVersion(
     });
   }
   const [current] = await db.select().from(targets).where(eq(targets.id, target.id));
-  const ids = affected.map((a) => a.deployment_id);
+  // A retried attempt finds the version current already: the rules still to put on the target are
+  // the live ones not yet on this version that it shapes (every one for a mapping, else those with placeholders).
+  const shaped =
+    row.status === 'proposed'
+      ? affected.map((a) => a.deployment_id)
+      : (
+          await db
+            .select({ id: deployments.id, content: ruleVersions.content, settingsVersion: deployments.settingsVersion })
+            .from(deployments)
+            .innerJoin(
+              ruleVersions,
+              and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)),
+            )
+            .where(and(eq(deployments.targetId, target.id), inArray(deployments.status, LIVE_DEPLOYMENT_STATUSES)))
+        )
+          .filter((d) => d.settingsVersion !== row.version && (row.mapping !== null || d.content.includes('expand')))
+          .map((d) => d.id);
+  const ids = shaped;
   const stale = ids.length
     ? await db
         .select({ id: deployments.id, ruleId: deployments.ruleId, version: deployments.version, content: ruleVersions.content, settingsVersion: deployments.settingsVersion })
@@ -390,7 +407,13 @@ export type TargetReplacement =
 export async function replaceTargetSettings(deps: DomainDeps, auth: Actor, name: string, settings: TargetSettings): Promise<TargetReplacement> {
   const { db } = deps.database;
   const row = await findTarget(db, auth, name);
-  if (sameMapping(row.kind, row.connection, settings.connection)) return { outcome: 'applied', target: await replaceTarget(deps, auth, name, settings) };
+  let same: boolean;
+  try {
+    same = sameMapping(row.kind, row.connection, settings.connection);
+  } catch {
+    same = true; // settings the kind refuses: replaceTarget answers 400 at their pointer
+  }
+  if (same) return { outcome: 'applied', target: await replaceTarget(deps, auth, name, settings) };
   const proposed = mappingSettingsOf(settings.connection);
   const current = await targetPlaceholders(db, auth, name);
   const submitted = await submitTargetSettings(deps, auth, row, { placeholders: row.placeholders, mapping: proposed, environmentDefaults: current.environment_defaults }, {});

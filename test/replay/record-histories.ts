@@ -150,7 +150,8 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
       ['reject', 'rejected', 'rejected'],
       ['request_changes', 'changes-requested', 'changes_requested'],
     ] as const) {
-      const d = await deploy({ approval_required: true });
+      // A budget of its own: the version is live already, and an equal deploy would change nothing.
+      const d = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 1000 + path.length } });
       await impactRecorded(approvalIdOf(d));
       await decide(approvalIdOf(d), decision);
       await expectResult(finished(d.workflow_id), { status }, `deploy ${path}`);
@@ -158,7 +159,7 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     }
     // Since the decision-recorded-first patch, a decided run carries its marker (the histories
     // above, recorded before it, replay the unpatched path).
-    const patchedRun = await deploy({ approval_required: true });
+    const patchedRun = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 2000 } });
     await impactRecorded(approvalIdOf(patchedRun));
     await decide(approvalIdOf(patchedRun), 'approve');
     await expectResult(finished(patchedRun.workflow_id), { status: 'active' }, 'deploy approved, decision recorded first');
@@ -174,7 +175,7 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     await expectResult(finished(abandoned.workflow_id), { status: 'failed' }, 'deploy abandoned');
     runs.set('deploy-with-approval-impact-failed', { workflowId: abandoned.workflow_id, runId: undefined });
 
-    const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S' });
+    const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S', noise_budget: { max_alerts_per_day: 3000 } });
     await expectResult(finished(expiring.workflow_id), { status: 'expired' }, 'deploy expired');
     runs.set('deploy-with-approval-expired', { workflowId: expiring.workflow_id, runId: undefined });
 
