@@ -151,7 +151,7 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
       ['request_changes', 'changes-requested', 'changes_requested'],
     ] as const) {
       // A budget of its own: the version is live already, and an equal deploy would change nothing.
-      const d = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 1000 + path.length } });
+      const d = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 1000 + status.length * 10 + decision.length } });
       await impactRecorded(approvalIdOf(d));
       await decide(approvalIdOf(d), decision);
       await expectResult(finished(d.workflow_id), { status }, `deploy ${path}`);
