@@ -15,6 +15,7 @@ import { createShadowActivities } from './shadow';
 import { createRollbackPlanActivities } from './rollback-plan';
 import { createHealthActivities } from './health';
 import { createDriftActivities } from './drift';
+import { createSettingsChangeActivities } from './settings-changes';
 import { withSiemFailures } from './siem-failures';
 
 export type ActivityDeps = {
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRollbackPlanActivities(deps),
     ...createHealthActivities(deps),
     ...createDriftActivities(deps),
+    ...createSettingsChangeActivities(deps),
   });
 }
 

@@ -28,12 +28,30 @@ export type ReplayTotals = {
 export function createReplayActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   async function loadReplay(replayId: string) {
     const [row] = await db
-      .select({ r: replays, kind: targets.kind, targetName: targets.name, connection: targets.connection, costModel: targets.costModel })
+      .select({
+        r: replays,
+        kind: targets.kind,
+        targetName: targets.name,
+        connection: targets.connection,
+        resolvedPlaceholders: targets.resolvedPlaceholders,
+        environment: targets.environment,
+        costModel: targets.costModel,
+      })
       .from(replays)
       .innerJoin(targets, eq(targets.id, replays.targetId))
       .where(eq(replays.id, replayId));
     if (!row) throw ApplicationFailure.nonRetryable(`No replay ${replayId}`, 'ReplayNotFound');
-    return { ...row, target: { id: row.r.targetId, name: row.targetName, kind: row.kind, connection: row.connection } };
+    return {
+      ...row,
+      target: {
+        id: row.r.targetId,
+        name: row.targetName,
+        kind: row.kind,
+        connection: row.connection,
+        environment: row.environment,
+        resolvedPlaceholders: row.resolvedPlaceholders,
+      },
+    };
   }
 
   return {

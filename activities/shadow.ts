@@ -17,12 +17,23 @@ export type ShadowSlice = { cursor: number; scanned: number; matched: number; by
 export function createShadowActivities({ db, siem }: { db: Db; siem: SiemAdapters }) {
   async function loadShadow(shadowId: string) {
     const [row] = await db
-      .select({ s: shadowRuns, kind: targets.kind, name: targets.name, connection: targets.connection, costModel: targets.costModel })
+      .select({
+        s: shadowRuns,
+        kind: targets.kind,
+        name: targets.name,
+        connection: targets.connection,
+        resolvedPlaceholders: targets.resolvedPlaceholders,
+        environment: targets.environment,
+        costModel: targets.costModel,
+      })
       .from(shadowRuns)
       .innerJoin(targets, eq(targets.id, shadowRuns.targetId))
       .where(eq(shadowRuns.id, shadowId));
     if (!row) throw ApplicationFailure.nonRetryable(`No shadow evaluation ${shadowId}`, 'ShadowNotFound');
-    return { ...row, target: { id: row.s.targetId, name: row.name, kind: row.kind, connection: row.connection } };
+    return {
+      ...row,
+      target: { id: row.s.targetId, name: row.name, kind: row.kind, connection: row.connection, environment: row.environment, resolvedPlaceholders: row.resolvedPlaceholders },
+    };
   }
 
   return {

@@ -16,6 +16,9 @@ export interface TargetRef {
   readonly kind: TargetKind | string;
   /** The stored connection settings, credentials sealed. */
   readonly connection?: Readonly<Record<string, unknown>> | null;
+  readonly environment?: string;
+  /** The `|expand` placeholder values rules are compiled with on this target (its own over its environment's). */
+  readonly resolvedPlaceholders?: Readonly<Record<string, readonly string[]>> | null;
 }
 
 /**

@@ -76,3 +76,4 @@ export { applyFilters, filterApplies } from './filters';
 export { documentItems, itemsOf, conditionNodes } from './walk';
 export * from './testing';
 export { ruleTextDiff } from './diff';
+export { placeholdersUsed, withPlaceholderValues, type PlaceholderValues } from './placeholders';

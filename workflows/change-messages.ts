@@ -17,6 +17,15 @@ export type DeployInput = {
   approval: { approvalId: string; requestedBy: string | null; expiresInMs: number } | null;
 };
 
+/** What a SettingsChange run is given: a target's proposed settings version and its approval. */
+export type SettingsChangeInput = {
+  tenantId: string;
+  targetId: string;
+  targetName: string;
+  version: number;
+  approval: { approvalId: string; requestedBy: string | null; expiresInMs: number };
+};
+
 export type ApprovalState = {
   approval_id: string;
   status: 'pending' | 'approved' | 'rejected' | 'changes_requested' | 'expired' | 'cancelled';

@@ -51,6 +51,7 @@ export const WorkflowType = {
   ApplyRetention: 'ApplyRetention',
   DriftCheck: 'DriftCheck',
   RestoreDeployment: 'RestoreDeployment',
+  SettingsChange: 'SettingsChange',
 } as const;
 
 /**

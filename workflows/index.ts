@@ -8,3 +8,4 @@ export { ApplyRetention } from './retention';
 export { Replay, ShadowEvaluation } from './replay';
 export { DriftCheck } from './drift-check';
 export { RestoreDeployment } from './restore-deployment';
+export { SettingsChange } from './settings-change';

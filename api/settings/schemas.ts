@@ -167,12 +167,53 @@ export const Target = openapi(
     detection_interval: z.string(),
     cost_model: CostModel,
     built_in: z.boolean(),
+    placeholders: z.record(z.string(), z.array(z.string())).describe("The target's own placeholder values (GET …/placeholders shows the resolved ones)"),
+    settings_version: z.number().int().describe('The version of its rule-shaping settings (placeholder values, field mapping)'),
     created_at: z.string(),
     updated_at: z.string(),
   }),
   'Target',
 );
 export const TargetList = openapi(z.object({ items: z.array(Target) }), 'TargetList');
+
+/** `|expand` placeholder values: a name (without `%`) to one or more values. */
+const PlaceholderMap = z
+  .record(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _, . and -'), z.array(z.string().min(1).max(1024)).min(1).max(1000))
+  .refine((m) => Object.keys(m).length <= 200, 'at most 200 placeholders')
+  .describe("Placeholder name (as in `%name%`, without the %) → its values; a rule's `|expand` value becomes the OR of the value with each");
+
+export const PlaceholdersBody = openapi(z.object({ placeholders: PlaceholderMap }).strict(), 'PlaceholdersRequest');
+
+export const TargetPlaceholders = openapi(
+  z.object({
+    target: z.string(),
+    environment: z.string(),
+    version: z.number().int().describe("The target's settings version (placeholder values, mapping), recorded on each deployment"),
+    placeholders: z.record(z.string(), z.array(z.string())).describe("The target's own values"),
+    environment_defaults: z.record(z.string(), z.array(z.string())).describe("The environment's defaults"),
+    resolved: z.record(z.string(), z.array(z.string())).describe("What rules are compiled with: the defaults overlaid with the target's own"),
+  }),
+  'TargetPlaceholders',
+);
+
+export const SettingsChangePending = openapi(
+  z.object({
+    status: z.literal('pending_approval'),
+    target: z.string(),
+    approval_id: z.string(),
+    proposed_version: z.number().int(),
+    affected: z
+      .array(z.object({ deployment_id: z.string(), rule_id: z.string(), version: z.number().int(), title: z.string(), reason: z.string() }))
+      .describe('The live rules the change alters; the approval replays each with the settings in force and the proposed ones'),
+    links: z.object({ approval: z.string() }),
+  }),
+  'SettingsChangePending',
+);
+
+export const EnvironmentPlaceholders = openapi(
+  z.object({ environment: z.string(), version: z.number().int(), placeholders: z.record(z.string(), z.array(z.string())) }),
+  'EnvironmentPlaceholders',
+);
 export const NameParams = z.object({ name: z.string().min(1).max(63) }).strict();
 
 const NOTIFY_EVENTS = WEBHOOK_EVENTS.filter((e) => e !== 'webhook.test');

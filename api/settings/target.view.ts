@@ -10,6 +10,8 @@ export function targetView(row: TargetRow) {
     detection_interval: row.detectionInterval,
     cost_model: row.costModel,
     built_in: row.builtIn,
+    placeholders: row.placeholders,
+    settings_version: row.settingsVersion,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

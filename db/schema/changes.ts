@@ -50,6 +50,8 @@ export const deployments = pgTable(
      * (built-in data model and overrides, and their version); null for local targets.
      */
     mapping: jsonb('mapping').$type<{ name: string; version: string }>(),
+    /** The version of the target's settings (placeholder values, mapping) the rule was put on the target with; null before settings were versioned. */
+    settingsVersion: integer('settings_version'),
     /** Local targets: the event-store cursor up to which scheduled detection has evaluated. */
     detectionCursor: bigint('detection_cursor', { mode: 'number' }),
     createdAt: createdAt(),

@@ -19,6 +19,10 @@ export const environments = pgTable(
       .notNull()
       .references(() => tenants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
+    /** Placeholder values every target of the environment has unless it sets its own (`%name%` → values). */
+    placeholders: jsonb('placeholders').$type<Record<string, string[]>>().notNull().default({}),
+    /** The version of these settings; each change adds a `settings_versions` row. */
+    settingsVersion: integer('settings_version').notNull().default(1),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
@@ -39,12 +43,52 @@ export const targets = pgTable(
     detectionInterval: text('detection_interval').notNull().default('PT5M'),
     costModel: jsonb('cost_model').$type<TargetCostModel>().notNull(),
     builtIn: boolean('built_in').notNull().default(false),
+    /** The target's own placeholder values; they win over its environment's defaults. */
+    placeholders: jsonb('placeholders').$type<Record<string, string[]>>().notNull().default({}),
+    /**
+     * The values rules are compiled with on this target: its environment's defaults overlaid with
+     * its own. Kept here (rewritten with either) so every reader of a target row has them.
+     */
+    resolvedPlaceholders: jsonb('resolved_placeholders').$type<Record<string, string[]>>().notNull().default({}),
+    /** The version of the target's rule-shaping settings (placeholders, field mapping); each change adds a `settings_versions` row. */
+    settingsVersion: integer('settings_version').notNull().default(1),
     /** When the last drift check of this target completed; null until one has. */
     driftCheckedAt: tstz('drift_checked_at'),
     createdAt: createdAt(),
     updatedAt: tstz('updated_at').notNull().defaultNow(),
   },
   (t) => [uniqueIndex('targets_tenant_name').on(t.tenantId, t.name)],
+);
+
+/**
+ * The history of rule-shaping settings (placeholder values, a target's field mapping): one row per
+ * version of a target's or an environment's settings, who asked for it, and what became of it.
+ * `proposed` versions wait on an approval (a target with live rules); `current` is in force;
+ * `superseded` was; `rejected` never was.
+ */
+export const settingsVersions = pgTable(
+  'settings_versions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    subject: text('subject', { enum: ['target', 'environment'] }).notNull(),
+    /** The target's or the environment's name. */
+    name: text('name').notNull(),
+    version: integer('version').notNull(),
+    placeholders: jsonb('placeholders').$type<Record<string, string[]>>().notNull(),
+    /** Targets: the mapping settings (`mapping`, `field_map`) of this version; null for environments. */
+    mapping: jsonb('mapping').$type<{ mapping?: string; field_map?: string }>(),
+    status: text('status', { enum: ['proposed', 'current', 'superseded', 'rejected'] }).notNull(),
+    /** The approval a proposed version waits on; null when applied at once. */
+    approvalId: uuid('approval_id'),
+    requestedBy: uuid('requested_by'),
+    requestedByPrincipal: text('requested_by_principal'),
+    createdAt: createdAt(),
+    decidedAt: tstz('decided_at'),
+  },
+  (t) => [uniqueIndex('settings_versions_subject_version').on(t.tenantId, t.subject, t.name, t.version)],
 );
 
 export type TargetCostModel = {

@@ -61,7 +61,9 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
   }
 
   /** Reads what a deployment will put on its target: the rule version's text and the target, with its stored connection settings. */
-  async function loadPlanWithConnection(deploymentId: string): Promise<DeploymentPlan & { target: { connection: Record<string, unknown> } }> {
+  async function loadPlanWithConnection(
+    deploymentId: string,
+  ): Promise<DeploymentPlan & { target: { connection: Record<string, unknown>; resolvedPlaceholders: Record<string, string[]> }; settingsVersion: number }> {
     const [row] = await db
       .select({
         tenantId: deployments.tenantId,
@@ -73,6 +75,8 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
         targetKind: targets.kind,
         environment: targets.environment,
         connection: targets.connection,
+        resolvedPlaceholders: targets.resolvedPlaceholders,
+        settingsVersion: targets.settingsVersion,
       })
       .from(deployments)
       .innerJoin(targets, eq(targets.id, deployments.targetId))
@@ -88,7 +92,15 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       ruleId: row.ruleId,
       version: row.version,
       content: row.content,
-      target: { id: row.targetId, name: row.targetName, kind: row.targetKind, environment: row.environment, connection: row.connection },
+      target: {
+        id: row.targetId,
+        name: row.targetName,
+        kind: row.targetKind,
+        environment: row.environment,
+        connection: row.connection,
+        resolvedPlaceholders: row.resolvedPlaceholders,
+      },
+      settingsVersion: row.settingsVersion,
     };
   }
 
@@ -104,13 +116,15 @@ export function deploymentRecords({ db, siem }: { db: Db; siem: SiemAdapters }) 
       const rule = compileRuleForTarget(siem, plan.content, plan.ruleId, plan.version, plan.target);
       const adapter = targetAdapter(siem, plan.target);
       const result = await adapter.deploy({ deploymentId, tenantId: plan.tenantId, targetId: plan.target.id, rule });
-      // What the rule was compiled with, for the record (a remote target's mapping).
-      if (adapter.mapping) {
-        await db
-          .update(deployments)
-          .set({ mapping: { name: adapter.mapping.name, version: adapter.mapping.version } })
-          .where(eq(deployments.id, deploymentId));
-      }
+      // What the rule was compiled with, for the record: the target's settings version (placeholder
+      // values, mapping) and a remote target's mapping.
+      await db
+        .update(deployments)
+        .set({
+          settingsVersion: plan.settingsVersion,
+          ...(adapter.mapping ? { mapping: { name: adapter.mapping.name, version: adapter.mapping.version } } : {}),
+        })
+        .where(eq(deployments.id, deploymentId));
       return { query: rule.query, changed: result.changed };
     },
 

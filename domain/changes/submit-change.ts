@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DomainDeps } from '../deps';
 import { startOrJoin } from '../runs/start-or-join';
 import { deployRunMetadata } from '../../workflows/run-summaries';
-import { approvals, deployments, targets } from '../../db/schema';
+import { approvals, deployments, ruleVersions, targets } from '../../db/schema';
 import { conflict, insufficientScope, invalidRequest, notFound, resourceLimit } from '../errors';
 import { claimIdempotencyKey, claimedIdempotencyKey, repointIdempotencyKey } from '../idempotency';
 import { canonicalBudget, changeKey } from './change-key';
@@ -17,6 +17,9 @@ import { KIND, RULE_ID, STATUS, TARGET, TENANT, WorkflowType, workflowIds } from
 import { LIVE_DEPLOYMENT_STATUSES, type NoiseBudgetPolicy } from '../statuses';
 import { findRule } from '../rules/registry';
 import { adapterForRequest } from '../targets/target-adapter';
+import { missingPlaceholders, missingPlaceholdersDetail } from '../targets/placeholders';
+import type { TargetRow } from '../targets/targets';
+import { parseRule } from '../../sigma';
 
 export type ChangeRequest = {
   ruleId: string;
@@ -80,6 +83,8 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     }
     return t;
   });
+
+  await refuseMissingPlaceholders(db, auth.tenantId, ruleId, version, chosen);
 
   // A repeated Idempotency-Key names what its first request did, whatever was decided since.
   const claimed = change.idempotencyKey ? await claimedIdempotencyKey(db, auth.tenantId, 'change', change.idempotencyKey, change.requestBody) : undefined;
@@ -223,6 +228,34 @@ export async function submitChange(deps: DomainDeps, auth: Actor, change: Change
     .set({ runId })
     .where(and(eq(deployments.workflowId, workflowId), eq(deployments.tenantId, auth.tenantId)));
   return { outcome: 'started', approvalId, deploymentIds: refs.map((r) => r.deploymentId), workflowId, runId };
+}
+
+/**
+ * A rule using `|expand` placeholders goes only to targets with a value for each (their own or
+ * their environment's): refused here, naming each missing one and where to set it, rather than
+ * failing in the run after an approval.
+ */
+async function refuseMissingPlaceholders(db: DomainDeps['database']['db'], tenantId: string, ruleId: string, version: number, chosen: TargetRow[]): Promise<void> {
+  const [stored] = await db
+    .select({ content: ruleVersions.content })
+    .from(ruleVersions)
+    .where(and(eq(ruleVersions.tenantId, tenantId), eq(ruleVersions.ruleId, ruleId), eq(ruleVersions.version, version)));
+  if (!stored || !stored.content.includes('expand')) return;
+  let rule;
+  try {
+    rule = parseRule(stored.content);
+  } catch {
+    return; // the run reports what does not parse
+  }
+  for (const t of chosen) {
+    const missing = missingPlaceholders(rule, t);
+    if (missing.length) {
+      throw invalidRequest(
+        missingPlaceholdersDetail(ruleId, missing, t),
+        missing.map((n) => ({ pointer: '/body/targets', message: `placeholder %${n}% has no value on target ${t.name}` })),
+      );
+    }
+  }
 }
 
 /**

@@ -40,7 +40,7 @@ export type DetectionOutcome = {
 };
 
 /** What a run evaluates: the deployment, its rule version's text and its target. */
-type DeploymentToEvaluate = { d: Deployment; content: string; targetKind: string; targetName: string };
+type DeploymentToEvaluate = { d: Deployment; content: string; targetKind: string; targetName: string; environment: string; resolvedPlaceholders: Record<string, string[]> };
 
 /** One run of one live deployment, as it began. */
 type DetectionRun = {
@@ -58,7 +58,14 @@ type DetectionRun = {
 /** Read: the deployment to evaluate; a deployment that does not exist is permanent (DeploymentNotFound). */
 async function readDeployment(db: Db, deploymentId: string): Promise<DeploymentToEvaluate> {
   const [row] = await db
-    .select({ d: deployments, content: ruleVersions.content, targetKind: targets.kind, targetName: targets.name })
+    .select({
+      d: deployments,
+      content: ruleVersions.content,
+      targetKind: targets.kind,
+      targetName: targets.name,
+      environment: targets.environment,
+      resolvedPlaceholders: targets.resolvedPlaceholders,
+    })
     .from(deployments)
     .innerJoin(targets, eq(targets.id, deployments.targetId))
     .innerJoin(ruleVersions, and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)))
@@ -218,7 +225,7 @@ async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key:
   const startedAt = now();
   const t0 = performance.now();
 
-  const { d, content, targetKind, targetName } = await readDeployment(db, deploymentId);
+  const { d, content, targetKind, targetName, environment, resolvedPlaceholders } = await readDeployment(db, deploymentId);
   const budget = d.noiseBudget?.max_alerts_per_day ?? null;
   const onExceed = d.noiseBudget?.on_exceed ?? 'suppress';
   const base = { tenantId: d.tenantId, ruleId: d.ruleId, version: d.version, target: targetName, budget, onExceed };
@@ -231,7 +238,7 @@ async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key:
   if (targetKind !== 'local') return { outcome: idle(`${targetKind} targets run their own detection`), fresh: true };
 
   // Evaluate.
-  const targetRef = { id: d.targetId, name: targetName, kind: targetKind };
+  const targetRef = { id: d.targetId, name: targetName, kind: targetKind, environment, resolvedPlaceholders };
   const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetRef);
   const target = targetAdapter(siem, targetRef);
   const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId, d.targetId)), startedAt, t0, activityKey: key };

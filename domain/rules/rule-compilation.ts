@@ -3,6 +3,7 @@ import { parseRule, isSigmaError } from '../../sigma';
 import type { CompiledRule } from '../../siem/adapter';
 import { adapterFor, TargetMisconfigured, UnsupportedTargetKind, type SiemAdapters, type TargetRef } from '../../siem/adapters';
 import { FailureType } from '../../workflows/contracts';
+import { ruleWithTargetPlaceholders } from '../targets/placeholders';
 
 /**
  * A stored rule version compiled for a target through its adapter. A rule that does not compile is
@@ -18,6 +19,8 @@ export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId
     if (isSigmaError(err)) throw ApplicationFailure.nonRetryable(`Rule ${ruleId} v${version} does not parse: ${err.format()}`, FailureType.RuleDoesNotCompile);
     throw err;
   }
+  // The target's placeholder values replace the rule's `%name%` values before any adapter sees it.
+  rule = ruleWithTargetPlaceholders(rule, ruleId, target, (detail) => ApplicationFailure.nonRetryable(detail, FailureType.RuleDoesNotCompile));
   const compiled = adapter.compile(rule);
   if (!compiled.ok) {
     const issues = compiled.issues.map((i) => `${i.line ?? '?'}:${i.column ?? '?'} ${i.message}`).join('; ');

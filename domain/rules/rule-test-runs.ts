@@ -48,7 +48,7 @@ export async function testRule(deps: DomainDeps, actor: Actor, request: RuleTest
   const fixtures = readFixtures(request.fixtures, main);
   let report;
   try {
-    report = await runRuleTests({ text: stored.content, ruleId, version, fixtures, adapter, targetName: target.name });
+    report = await runRuleTests({ text: stored.content, ruleId, version, fixtures, adapter, targetName: target.name, target });
   } catch (err) {
     // The target's engine refused the compiled rule (a construct its regex dialect lacks, say):
     // the rule's problem, not the service's.

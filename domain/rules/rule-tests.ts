@@ -17,6 +17,8 @@ import type { SiemAdapter } from '../../siem/adapter';
 import { checkValue } from '../../siem/local/sources';
 import { findUnstorableText } from '../../lib/storable-text';
 import { invalidRequest } from '../errors';
+import type { TargetRef } from '../../siem/adapters';
+import { ruleWithTargetPlaceholders } from '../targets/placeholders';
 
 export type TestCaseResult = {
   name: string;
@@ -91,8 +93,20 @@ export async function runRuleTests(input: {
   fixtures: Fixture[];
   adapter: SiemAdapter<SigmaRule>;
   targetName: string;
+  /** The target's placeholder values (`|expand`), its own over its environment's. */
+  target?: TargetRef;
 }): Promise<RuleTestReport> {
-  const { main, documents } = documentsOf(input.text, input.ruleId);
+  const { main: written, documents } = documentsOf(input.text, input.ruleId);
+  // A rule with `%placeholders%` is tested as the target would run it: with the target's values.
+  const main =
+    written.kind === 'rule' && input.target
+      ? ruleWithTargetPlaceholders(written, input.ruleId, input.target, (detail, names) =>
+          invalidRequest(
+            detail,
+            names.map((n) => ({ pointer: '/body/target', message: `placeholder %${n}% has no value on target ${input.targetName}` })),
+          ),
+        )
+      : written;
   let tests: TestCaseResult[];
   let evaluatedOn: string;
   if (main.kind === 'rule') {

@@ -8,6 +8,7 @@ import { mayUseEnvironment, type Actor } from '../tenants/actor';
 import { insufficientScope, invalidRequest, notFound } from '../errors';
 import { checkRuleSize } from '../tenants/resource-limits';
 import { findRule } from '../rules/registry';
+import { ruleWithTargetPlaceholders } from '../targets/placeholders';
 
 export type RunRule = { ruleId: string; version: number | null; content: string };
 
@@ -55,6 +56,13 @@ export async function resolveRunRule(db: Db, siem: SiemAdapters, auth: Actor, bo
     if (!isSigmaError(err)) throw err;
     throw invalidRequest(`The rule does not parse: ${err.format()}`, [{ pointer: body.rule !== undefined ? '/body/rule' : '/body/rule_id', message: err.message }]);
   }
+  const pointer = body.rule !== undefined ? '/body/rule' : '/body/rule_id';
+  parsed = ruleWithTargetPlaceholders(parsed, run.ruleId, target, (detail, names) =>
+    invalidRequest(
+      detail,
+      names.map((n) => ({ pointer, message: `placeholder %${n}% has no value on target ${target.name}` })),
+    ),
+  );
   const compiled = adapterForRequest(siem, target, '/body/target').compile(parsed);
   if (!compiled.ok) {
     throw invalidRequest(`The rule cannot run on a ${kind} target: ${compiled.issues.map((i) => i.message).join('; ')}`, [

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client';
-import { alerts, approvals, deployments, replays, ruleTestRuns, shadowRuns, targets } from '../../db/schema';
+import { alerts, approvals, deployments, environments, replays, ruleTestRuns, shadowRuns, targets } from '../../db/schema';
 import { insufficientScope, notFound } from '../errors';
 import { mayUseEnvironment, type Actor } from './actor';
 
@@ -12,7 +12,7 @@ import { mayUseEnvironment, type Actor } from './actor';
  */
 
 /** The kinds of object a request names by id (or, for a target, by name). */
-export type ScopedObject = 'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target';
+export type ScopedObject = 'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target' | 'environment';
 
 const LABEL: Record<ScopedObject, string> = {
   deployment: 'deployment',
@@ -22,6 +22,7 @@ const LABEL: Record<ScopedObject, string> = {
   alert: 'alert',
   'rule-test': 'rule test run',
   target: 'target',
+  environment: 'environment',
 };
 
 /** The environments of the tenant's object, or undefined when the tenant has no such object. */
@@ -51,6 +52,13 @@ async function environmentsOf(db: Db, tenantId: string, object: ScopedObject, ke
         .from(targets)
         .where(and(eq(targets.tenantId, tenantId), eq(targets.name, key)));
       return row ? [row.environment] : undefined;
+    }
+    case 'environment': {
+      const [row] = await db
+        .select({ name: environments.name })
+        .from(environments)
+        .where(and(eq(environments.tenantId, tenantId), eq(environments.name, key)));
+      return row ? [row.name] : undefined;
     }
     case 'approval': {
       const [row] = await db

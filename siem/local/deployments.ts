@@ -69,10 +69,16 @@ export class DeploymentRegistry {
         const same = await this.find(con, `deployment_id = $1`, [deploymentId]);
         if (same[0]) {
           const d = same[0];
-          if (d.tenantId !== tenantId || d.targetId !== targetId || d.ruleId !== rule.ruleId || d.version !== rule.version || d.query !== rule.query) {
+          if (d.tenantId !== tenantId || d.targetId !== targetId || d.ruleId !== rule.ruleId || d.version !== rule.version) {
             throw new DeploymentConflictError(
               `deployment ${deploymentId} already exists for rule ${d.ruleId} v${d.version} of tenant ${d.tenantId} on target ${d.targetId}; it cannot be reused for rule ${rule.ruleId} v${rule.version} on target ${targetId}`,
             );
+          }
+          // The same rule version compiled again with new target settings (placeholder values, a
+          // mapping) replaces its query in place, keeping its detection cursor.
+          if (d.query !== rule.query && d.state === 'active') {
+            await exec(con, `UPDATE deployed_rules SET query = $2 WHERE deployment_id = $1`, [deploymentId, rule.query]);
+            return { changed: true, deployment: (await this.find(con, `deployment_id = $1`, [deploymentId]))[0]!, superseded: null };
           }
           if (d.state === 'active') return { changed: false, deployment: d, superseded: null };
           // Deploying an id that was taken off (out of band, or by an undeploy the service did not

@@ -6,11 +6,14 @@ import {
   isSigmaError,
   lintText,
   matchLogsource,
+  placeholdersUsed,
   portability,
+  withPlaceholderValues,
   toDuckDbSql,
   type Capabilities,
   type LintFinding,
   type Pipeline,
+  type PlaceholderValues,
   type SigmaDocument,
   type SigmaRule,
   type TargetKind,
@@ -42,7 +45,16 @@ export function compileForTarget(rule: SigmaRule, kind: TargetKind, pipeline?: P
  * cannot express (errors) and fields its field mapping does not know (warnings) — and the query
  * the target would run.
  */
-export function lintForTarget(text: string, target: { name: string; kind: TargetKind; pipeline?: Pipeline }): LintReport {
+export function lintForTarget(
+  text: string,
+  target: { name: string; kind: TargetKind; pipeline?: Pipeline },
+  options: {
+    /** The target's `|expand` placeholder values: with them, each placeholder a rule uses without a value is a finding of its own. */
+    placeholders?: PlaceholderValues;
+    /** Where a missing placeholder value is set, appended to its finding. */
+    placeholderHint?: string;
+  } = {},
+): LintReport {
   const result = lintText(text);
   const findings: LintFinding[] = [...result.findings];
   const documents = result.documents.map((d) => d.document);
@@ -50,8 +62,26 @@ export function lintForTarget(text: string, target: { name: string; kind: Target
   for (const doc of documents) {
     if (doc.kind !== 'rule') continue;
     let query: string | null = null;
+    let rule = doc;
+    let missing = 0;
+    if (options.placeholders) {
+      const values = options.placeholders;
+      const absent = placeholdersUsed(doc).filter((p) => !Object.hasOwn(values, p.name));
+      missing = absent.length;
+      for (const p of absent) {
+        findings.push({
+          code: 'placeholder_missing',
+          severity: 'error',
+          message: `placeholder %${p.name}% has no value on ${target.kind} target ${target.name}${options.placeholderHint ? `; ${options.placeholderHint}` : ''}`,
+          line: p.line,
+          column: p.column,
+        });
+      }
+      if (missing === 0) rule = withPlaceholderValues(doc, values);
+    }
     try {
-      query = compileForTarget(doc, target.kind, target.pipeline);
+      // Without every placeholder's value there is no query to show (the findings say which).
+      if (missing === 0) query = compileForTarget(rule, target.kind, target.pipeline);
     } catch (err) {
       if (!isSigmaError(err)) throw err;
       findings.push({

@@ -20,7 +20,7 @@ const FIXTURE = JSON.stringify({ name: 'hit', expect: 'match', event: { Image: '
 const ALL_PERMISSIONS = ['rules:read', 'rules:write', 'events:write', 'deploy', 'approve', 'admin'] as const;
 
 type Env = 'dev' | 'prod';
-type Objects = Record<'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target', Record<Env, string>>;
+type Objects = Record<'deployment' | 'approval' | 'replay' | 'shadow' | 'alert' | 'rule-test' | 'target' | 'environment', Record<Env, string>>;
 
 let svc: TestService;
 const objects = {} as Objects;
@@ -49,6 +49,7 @@ beforeAll(async () => {
   );
   const targetName: Record<Env, string> = { dev: 'local', prod: 'prod-local' };
   objects.target = targetName;
+  objects.environment = { dev: 'dev', prod: 'prod' };
   await ok(post('/rules', { rule: imageRule(RULE_ID, 'evil.exe') }), 201);
 
   objects.deployment = {} as Record<Env, string>;
@@ -90,7 +91,8 @@ beforeAll(async () => {
     devOnly[permission] = (await createApiKey(svc, svc.token, { name: `dev ${permission}`, permissions: [permission], environments: ['dev'] })).token;
     everywhere[permission] = (await createApiKey(svc, svc.token, { name: `all ${permission}`, permissions: [permission] })).token;
   }
-  otherTenantAdmin = await createTenant(svc, 'scope-other');
+  // Environments are named per tenant: the other tenant's are named apart, so its `prod` is not this one's.
+  otherTenantAdmin = await createTenant(svc, 'scope-other', 'enterprise', ['other-dev', 'other-prod']);
 }, 120_000);
 afterAll(() => svc.close());
 

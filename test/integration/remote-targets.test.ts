@@ -193,7 +193,8 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
     expect(masked.status).toBe(400);
   });
 
-  it('refuses a change of field mapping while rules are live on the target', async () => {
+  it('puts a change of field mapping under live rules behind an approval, replayed; rejected, nothing changes', async () => {
+    const before = (await svc.request('GET', `/api/v1/settings/targets/${target}`)).body;
     const res = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
       body: {
         name: target,
@@ -203,8 +204,25 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
         cost_model: COST_MODEL,
       },
     });
-    expect(res.status).toBe(409);
-    expect(res.body.detail).toMatch(/mapping/);
+    expect(res.status).toBe(202);
+    expect(res.body.affected.map((a: any) => a.rule_id)).toContain(RULE);
+    expect(res.body.affected[0].reason).toMatch(/mapping/);
+    const approval = await until('the impact replayed', async () => {
+      const a = (await svc.request('GET', `/api/v1/approvals/${res.body.approval_id}`)).body;
+      return a.impact ? a : undefined;
+    });
+    expect(approval.impact).toMatchObject({ kind: 'settings', target, mapping: { after: { field_map: 'Image=some_other_field' } } });
+    expect(approval.impact.rules.map((r: any) => r.rule_id)).toContain(RULE);
+    // A second change waits for the first to be decided.
+    const again = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
+      body: { name: target, kind, environment: 'prod', connection: { ...fake.connection(), ingest_lag_seconds: 0, field_map: 'Image=a_third' }, cost_model: COST_MODEL },
+    });
+    expect(again.status).toBe(409);
+    const rejected = await svc.request('POST', `/api/v1/approvals/${res.body.approval_id}/decision`, { token: reviewer, body: { decision: 'reject', comment: 'no' } });
+    expect(rejected.status).toBe(200);
+    const after = (await svc.request('GET', `/api/v1/settings/targets/${target}`)).body;
+    expect(after.connection.field_map).toBe(before.connection.field_map);
+    expect(after.settings_version ?? null).toBe(before.settings_version ?? null);
     const bad = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
       body: { name: target, kind, environment: 'prod', connection: { ...fake.connection(), ingest_lag_seconds: 0, field_map: 'Image' }, cost_model: COST_MODEL },
     });

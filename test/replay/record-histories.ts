@@ -41,6 +41,7 @@ const DEMOTE_RULE = 'e1000000-0000-4000-8000-000000000006';
 const AUTO_ROLLBACK_RULE = 'e1000000-0000-4000-8000-000000000007';
 const UNRUNNABLE_RULE = 'e1000000-0000-4000-8000-000000000008';
 const DRIFT_RULE = 'e1000000-0000-4000-8000-000000000009';
+const SETTINGS_RULE = 'e1000000-0000-4000-8000-00000000000a';
 // Short, so a delivery is given up within a second; every other delivery succeeds on its second attempt.
 const RECORDING_RETRY = { firstSeconds: 0.1, maxSeconds: 0.2, maxAttempts: 3 };
 let seq = 0;
@@ -149,7 +150,8 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
       ['reject', 'rejected', 'rejected'],
       ['request_changes', 'changes-requested', 'changes_requested'],
     ] as const) {
-      const d = await deploy({ approval_required: true });
+      // A budget of its own: the version is live already, and an equal deploy would change nothing.
+      const d = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 1000 + status.length * 10 + decision.length } });
       await impactRecorded(approvalIdOf(d));
       await decide(approvalIdOf(d), decision);
       await expectResult(finished(d.workflow_id), { status }, `deploy ${path}`);
@@ -157,13 +159,13 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     }
     // Since the decision-recorded-first patch, a decided run carries its marker (the histories
     // above, recorded before it, replay the unpatched path).
-    const patchedRun = await deploy({ approval_required: true });
+    const patchedRun = await deploy({ approval_required: true, noise_budget: { max_alerts_per_day: 2000 } });
     await impactRecorded(approvalIdOf(patchedRun));
     await decide(approvalIdOf(patchedRun), 'approve');
     await expectResult(finished(patchedRun.workflow_id), { status: 'active' }, 'deploy approved, decision recorded first');
     runs.set('deploy-with-approval-approved-recorded-first', { workflowId: patchedRun.workflow_id, runId: undefined });
-    // A rule that cannot run on the target (an unresolved placeholder): no impact, the change is abandoned.
-    const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "User|expand: '%admins%'");
+    // A rule that cannot run on the target (a backreference, which RE2 lacks): no impact, the change is abandoned.
+    const unrunnable = rule(UNRUNNABLE_RULE, 'never.exe').replace(/Image\|endswith: .*/, "CommandLine|re: '(a)\\1'");
     expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: unrunnable } }), 201, 'unrunnable rule');
     const abandoned = expectStatus(
       await svc.request('POST', '/api/v1/rules/deploy', { token: requester, body: { rule_id: UNRUNNABLE_RULE, target: 'local', approval_required: true } }),
@@ -173,7 +175,7 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     await expectResult(finished(abandoned.workflow_id), { status: 'failed' }, 'deploy abandoned');
     runs.set('deploy-with-approval-impact-failed', { workflowId: abandoned.workflow_id, runId: undefined });
 
-    const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S' });
+    const expiring = await deploy({ approval_required: true, approval_expires_in: 'PT2S', noise_budget: { max_alerts_per_day: 3000 } });
     await expectResult(finished(expiring.workflow_id), { status: 'expired' }, 'deploy expired');
     runs.set('deploy-with-approval-expired', { workflowId: expiring.workflow_id, runId: undefined });
 
@@ -325,6 +327,29 @@ async function record(svc: TestService): Promise<Map<string, Recorded>> {
     const restored = expectStatus(await svc.request('POST', `/api/v1/deployments/${driftDeploy.id}/restore`), 200, 'restore').body;
     if (restored.drift.length !== 0) throw new Error(`the restore should leave no drift: ${JSON.stringify(restored)}`);
     runs.set('restore-deployment-restored', await onlyRun(svc, 'RestoreDeployment'));
+
+    // SettingsChange: a placeholder value under a live rule, approved and rejected.
+    const placeholderRule = `title: Listed admin\nid: ${SETTINGS_RULE}\nstatus: test\nlogsource:\n  product: windows\n  category: process_creation\ndetection:\n  selection:\n    User|expand: '%recorded_admins%'\n  condition: selection\n`;
+    const putValues = (admins: string[]) => svc.request('PUT', '/api/v1/settings/targets/local/placeholders', { body: { placeholders: { recorded_admins: admins } } });
+    expectStatus(await putValues(['root']), 200, 'placeholder values, nothing live');
+    expectStatus(await svc.request('POST', '/api/v1/rules', { body: { rule: placeholderRule } }), 201, 'push placeholder rule');
+    const liveRule = expectStatus(
+      await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: SETTINGS_RULE, target: 'local', approval_required: false } }),
+      202,
+      'deploy placeholder rule',
+    ).body;
+    await expectResult(finished(liveRule.workflow_id), { status: 'active' }, 'deploy placeholder rule');
+    for (const [decision, status, admins] of [
+      ['approve', 'applied', ['root', 'adm']],
+      ['reject', 'rejected', ['nobody']],
+    ] as const) {
+      const change = expectStatus(await putValues([...admins]), 202, `settings change to ${decision}`).body;
+      await impactRecorded(change.approval_id);
+      await decide(change.approval_id, decision);
+      const approval = (await svc.request('GET', `/api/v1/approvals/${change.approval_id}`)).body;
+      await expectResult(finished(approval.workflow_id), { status }, `settings change ${status}`);
+      runs.set(`settings-change-${status}`, { workflowId: approval.workflow_id, runId: undefined });
+    }
 
     // Notify that finds nothing to deliver (webhook disabled): its short path.
     expectStatus(await svc.request('PUT', '/api/v1/settings/webhook', { body: { url: `http://127.0.0.1:${receiver.port}/hook`, enabled: false } }), 200, 'disable webhook');
