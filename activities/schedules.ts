@@ -14,18 +14,23 @@ export type TemporalDeps = { client: Client; taskQueue: string };
  * How scheduled detection is scheduled (DETFLOW_DETECTION_SCHEDULES): `per-target` (the default),
  * one Schedule per tenant and local target whose DetectionBatch run evaluates every live deployment
  * of it in one pass; `per-deployment`, one Schedule and DetectionRun per deployment (the design
- * before decision record 0081k).
+ * before decision record 0084).
  */
 export const DETECTION_SCHEDULE_MODES = ['per-target', 'per-deployment'] as const;
 export type DetectionScheduleMode = (typeof DETECTION_SCHEDULE_MODES)[number];
 
-/** The batched detection schedule of a tenant on a local target, at the target's interval; harmless to call again. */
+/**
+ * The batched detection schedule of a tenant on a local target, at the target's interval; harmless
+ * to call again. A schedule made at another interval (the target's setting changed since) is moved
+ * to the current one, so the next deploy to the target, or the worker's start, applies the change.
+ */
 export async function ensureDetectionBatchSchedule(temporal: TemporalDeps, g: { tenantId: string; targetId: string; targetName: string; interval: string }): Promise<string> {
   const scheduleId = workflowIds.detectionBatchSchedule(g.tenantId, g.targetId);
+  const every = isoDurationMs(g.interval);
   try {
     await temporal.client.schedule.create({
       scheduleId,
-      spec: { intervals: [{ every: isoDurationMs(g.interval) }] },
+      spec: { intervals: [{ every }] },
       action: {
         type: 'startWorkflow',
         workflowType: WorkflowType.DetectionBatch,
@@ -43,6 +48,12 @@ export async function ensureDetectionBatchSchedule(temporal: TemporalDeps, g: { 
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    const handle = temporal.client.schedule.getHandle(scheduleId);
+    const current = (await handle.describe()).spec.intervals?.[0]?.every;
+    // Described to the nearest second.
+    if (current === undefined || Math.round(current / 1000) !== Math.round(every / 1000)) {
+      await handle.update((s) => ({ ...s, spec: { intervals: [{ every }] }, action: { ...s.action, ...detectionBatchScheduleMetadata(g) } }));
+    }
   }
   return scheduleId;
 }

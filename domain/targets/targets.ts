@@ -1,3 +1,4 @@
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { and, asc, count, eq, inArray } from 'drizzle-orm';
 import type { DomainDeps } from '../deps';
 import type { Db } from '../../db/client';
@@ -9,6 +10,8 @@ import { MASKED_CREDENTIAL, isCredentialKey, sealConnection, type ConnectionSett
 import { remoteKind } from '../../siem/adapters';
 import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 import { sameMapping } from './target-mapping';
+import { isoDurationMs } from '../../config/iso-duration';
+import { workflowIds } from '../../workflows/contracts';
 
 export type TargetRow = typeof targets.$inferSelect;
 
@@ -137,7 +140,23 @@ export async function replaceTarget(deps: DomainDeps, auth: Actor, name: string,
     })
     .where(eq(targets.id, row.id))
     .returning();
+  if (updated!.detectionInterval !== row.detectionInterval) await moveDetectionSchedule(deps, updated!);
   return updated!;
+}
+
+/**
+ * A new detection interval applies at once to the tenant's detection schedule on the target, if it
+ * has one (per-deployment schedules take it when their deployment is next deployed).
+ */
+async function moveDetectionSchedule(deps: DomainDeps, target: TargetRow): Promise<void> {
+  const every = isoDurationMs(target.detectionInterval);
+  try {
+    await deps.temporal.client.schedule
+      .getHandle(workflowIds.detectionBatchSchedule(target.tenantId, target.id))
+      .update((s) => ({ ...s, spec: { ...s.spec, intervals: [{ every }] } }));
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
 }
 
 /** Deletes a target that was never deployed to; the built-in one stays. */
