@@ -7,6 +7,7 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
 import { imageRule, testDbKind, until } from '../support/harness';
+import { workflowIds } from '../../workflows/contracts';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres';
 import { devServerPid, freePort, RetryingClient, spawnService, type ServiceProcess } from '../support/service-process';
 
@@ -223,6 +224,7 @@ const event = (image: string) =>
 
     // Every effect exactly once, read from the database itself.
     const db = new pg.Client(own.url);
+    let groups: string[] = [];
     await db.connect();
     try {
       const q = async (sql: string, params: unknown[] = []) => (await db.query(sql, params)).rows;
@@ -258,16 +260,18 @@ const event = (image: string) =>
       const byRequest = new Map(audited.map((a) => [a.request_id as string, a.n as number]));
       expect(ci.requestIds.filter((id) => byRequest.get(id) !== 1)).toEqual([]);
       expect(audited.filter((a) => a.n !== 1)).toEqual([]);
+      groups = (await q('select distinct tenant_id, target_id from deployments')).map((g) => workflowIds.detectionBatchSchedule(g.tenant_id, g.target_id));
     } finally {
       await db.end();
     }
 
-    // One detection schedule per deployment, none twice.
+    // One detection schedule per tenant and target (the default design), none twice, none per deployment.
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
     try {
       const schedules: string[] = [];
       for await (const s of new Client({ connection }).schedule.list()) schedules.push(s.scheduleId);
-      for (const id of ids) expect(schedules.filter((s) => s.endsWith(`/${id}`))).toHaveLength(1);
+      expect(schedules.filter((s) => s.startsWith('detect/')).sort()).toEqual(groups.sort());
+      for (const id of ids) expect(schedules.filter((s) => s.endsWith(`/${id}`))).toEqual([]);
     } finally {
       await connection.close();
     }
