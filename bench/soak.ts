@@ -535,7 +535,7 @@ async function main(): Promise<void> {
           'max ms': Math.max(...ms).toFixed(0),
         })),
     );
-    const verdicts = soakVerdicts({ errors: totalErrors, drops: totalDrops, windowP99, rss: rssSamples });
+    const verdicts = soakVerdicts({ errors: totalErrors, drops: totalDrops, windowP99, rss: rssSamples, timeoutMs: REQUEST_TIMEOUT_MS });
     process.stdout.write('\nverdicts:\n');
     for (const v of verdicts) process.stdout.write(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.target}: ${v.figures}\n`);
     log.end();

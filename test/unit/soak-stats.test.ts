@@ -61,5 +61,8 @@ describe('the soak statistics', () => {
     expect(bad[1]!.figures).toContain('worst 46% off');
     expect(bad[2]!.figures).toContain('+88.5 MB/h');
     expect(soakVerdicts({ errors: 0, drops: 3, windowP99: [40], rss: {} })[0]!.pass).toBe(false);
+    // Steady at the client's timeout is a service that did not answer.
+    const stuck = soakVerdicts({ errors: 0, drops: 0, windowP99: [30_100, 30_050], rss: {}, timeoutMs: 30_000 });
+    expect(stuck[1]).toMatchObject({ pass: false, figures: expect.stringContaining('client timeout') });
   });
 });
