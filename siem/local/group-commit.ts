@@ -20,7 +20,7 @@
  * of its batches is written again alone, so only a failing batch fails.
  */
 
-/** A group waits at most this many `maxWaitMs` in all, however many batches keep arriving. */
+/** A group waits at most this many `maxWaitMs` in all, and stays open (waiting or writing) at most this many, however many batches keep arriving. */
 const GROUP_IDLE_WAITS = 10;
 
 export interface GroupCommitOptions {
@@ -132,7 +132,8 @@ export class GroupCommitQueue<J, R> {
    */
   private async fill(group: Pending<J, R>[], results: R[]): Promise<void> {
     let idleBudget = GROUP_IDLE_WAITS * this.options.maxWaitMs;
-    let idleSince = performance.now();
+    const openedAt = performance.now();
+    let idleSince = openedAt;
     let rows = 0;
     for (;;) {
       // Taken into the group before writing, so a failure settles every one of them.
@@ -144,6 +145,9 @@ export class GroupCommitQueue<J, R> {
       }
       if (taken.length > 0) idleSince = performance.now();
       if (rows >= this.options.fullGroupRows) return;
+      // A steady trickle of small batches would otherwise keep the group open (and every batch in
+      // it unacknowledged) until it fills a row group: minutes at a few hundred events a second.
+      if (performance.now() - openedAt >= GROUP_IDLE_WAITS * this.options.maxWaitMs) return;
       if (this.ready.length > 0) continue;
       const left = Math.min(idleSince + this.options.maxWaitMs - performance.now(), idleBudget);
       if (this.preparing === 0 || left <= 0) return;

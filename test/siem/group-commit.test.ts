@@ -120,4 +120,39 @@ describe('GroupCommitQueue', () => {
     await Promise.all([queue.submit('d', 2), queue.submit('e', 1)]);
     expect(groups.slice(1).flat()).toEqual(['d', 'e']);
   });
+  it('commits a group kept busy by a steady trickle of small batches, so they are acknowledged', async () => {
+    // Each write submits the next batch, so one is always ready when the writer looks again.
+    const groups: string[][] = [];
+    let open: string[] = [];
+    const acknowledged: string[] = [];
+    const submitted: string[] = [];
+    let queue: GroupCommitQueue<string, string>;
+    const next = (n: number) => {
+      if (n >= 60) return;
+      const job = `job${n}`;
+      submitted.push(job);
+      void queue.submit(job, 1).then(() => acknowledged.push(job));
+    };
+    queue = new GroupCommitQueue<string, string>(
+      {
+        begin: async () => void (open = []),
+        add: async (job) => {
+          await sleep(2);
+          open.push(job);
+          next(Number(job.slice(3)) + 1);
+          return job;
+        },
+        commit: async () => void groups.push(open),
+        rollback: async () => undefined,
+        alone: async (job) => job,
+      },
+      { fullGroupRows: 1_000_000, maxWaitMs: 3 },
+    );
+    next(0);
+    while (acknowledged.length < 60) await sleep(5);
+    expect(groups.length).toBeGreaterThan(1);
+    expect(groups.flat()).toEqual(submitted);
+    // The first batch was acknowledged while the trickle went on.
+    expect(acknowledged.indexOf('job0')).toBeLessThan(59);
+  });
 });
