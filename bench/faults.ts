@@ -10,6 +10,7 @@ import { startTemporalDevServer, type DevServer } from '../worker/temporal-dev-s
 import { imageRule } from '../test/support/harness';
 import { startOwnPostgres, type OwnPostgres } from '../test/support/own-postgres';
 import { freePort, RetryingClient, spawnService, type ServiceProcess } from '../test/support/service-process';
+import { seededRandom } from '../lib/seeded-random';
 
 /**
  * Fault injection: the scaled topology (api/main.ts and worker/main.ts as separate processes, on a
@@ -57,18 +58,6 @@ export type FaultSummary = {
   failedTrials: number;
   results: TrialResult[];
 };
-
-/** A small deterministic generator, so a failing trial can be run again with its seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -348,7 +337,7 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
 export async function runFaultTrials(options: { trials: number; seed?: number; log?: (line: string) => void }): Promise<FaultSummary> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const random = mulberry32(options.seed ?? Date.now());
+  const random = seededRandom(options.seed ?? Date.now());
   const stack = await Stack.start();
   const results: TrialResult[] = [];
   try {

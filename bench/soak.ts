@@ -6,6 +6,7 @@ import { processRule } from '../test/support/harness';
 import { devServerPid, freePort, spawnService, type ServiceProcess } from '../test/support/service-process';
 import { printTable } from './support';
 import { percentile, soakVerdicts } from './soak-stats';
+import { seededRandom } from '../lib/seeded-random';
 
 /**
  * Soak (not in CI): the service as `npm start` runs it (embedded default: PGlite and a supervised
@@ -56,17 +57,7 @@ const ruleId = (i: number) => `50a50000-0000-4000-8000-${String(i).padStart(12, 
 const imageOf = (i: number) => `soak${i}.exe`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = mulberry32(Number(process.env.DETFLOW_SOAK_SEED ?? 18));
+const random = seededRandom(Number(process.env.DETFLOW_SOAK_SEED ?? 18));
 const pick = (n: number) => Math.floor(random() * n);
 
 class Recorder {

@@ -1,5 +1,6 @@
 import type { ConditionNode, DetectionNode, SigmaRule, SigmaValue } from '../../../sigma/model';
 import type { EventLogsource } from '../../../sigma/ruleset';
+import { seededRandom } from '../../../lib/seeded-random';
 
 /**
  * Events for whole-ruleset evaluation, generated from the rules themselves (deterministic, seeded):
@@ -26,17 +27,6 @@ export interface GeneratorOptions {
 }
 
 type Rng = () => number;
-
-function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
 
@@ -155,7 +145,7 @@ const BENIGN = [
 
 /** Events for `rules` (see above), in a fixed order for a given seed. */
 export function generateRulesetEvents(rules: readonly SigmaRule[], options: GeneratorOptions): GeneratedEvent[] {
-  const rng = mulberry32(options.seed);
+  const rng = seededRandom(options.seed);
   const { fields, literals } = literalsOf(rules);
   const logsources = rules.map(ruleLogsource);
   const out: GeneratedEvent[] = [];
