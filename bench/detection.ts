@@ -1,5 +1,5 @@
 /**
- * Scheduled detection with many deployed rules on the `local` SIEM (issue #15, decision record 0081k):
+ * Scheduled detection with many deployed rules on the `local` SIEM (issue #15, decision record 0084):
  * `npm run bench:detection`.
  *
  * The service runs as `npm start` does (worker/start.ts: API, worker and embedded Temporal dev

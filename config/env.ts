@@ -97,7 +97,7 @@ export type AppConfig = {
   temporalMetricsAddress: string | undefined;
   /** How often the scheduled drift check compares every target with what detflow deployed there. */
   driftCheckMinutes: number;
-  /** Scheduled detection: one schedule per tenant and local target (`per-target`) or per deployment (decision record 0081k). */
+  /** Scheduled detection: one schedule per tenant and local target (`per-target`) or per deployment (decision record 0084). */
   detectionSchedules: 'per-target' | 'per-deployment';
   /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
   webhookRetry: WebhookRetry;

@@ -13,7 +13,7 @@ const { runDetectionBatch } = proxyActivities<DetectionActivities>({
 
 /**
  * One scheduled-detection pass of every live deployment of a tenant on a local target (started by
- * the group's Temporal Schedule, decision record 0081k). The activity runs each deployment as
+ * the group's Temporal Schedule, decision record 0084). The activity runs each deployment as
  * DetectionRun's activity does (its run record, cursor, noise budget); a rule that fails is
  * recorded as its failed run and does not fail the pass. The follow-ups the per-deployment run
  * does are done here for the few rules that need them: the health notification, and on the run

@@ -5,7 +5,7 @@ import type { BatchOutcome } from '../../activities/detection';
 import { createTenant, imageRule, startTestService, type TestService } from '../support/harness';
 
 /**
- * Scheduled detection per tenant and local target (decision record 0081k): one Schedule per
+ * Scheduled detection per tenant and local target (decision record 0084): one Schedule per
  * group, no per-deployment schedule; one DetectionBatch run evaluates every live deployment of its
  * group, each with its own run record, and a rule whose query fails is recorded and stops no other.
  * The group's schedule is paused (its interval is the default five minutes anyway) and its

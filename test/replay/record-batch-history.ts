@@ -4,7 +4,7 @@
  *   npx tsx test/replay/record-batch-history.ts
  *
  * The service as the integration tests start it, with per-target detection schedules (decision
- * record 0081k): two rules deployed on `local`, one over a noise budget of one alert, events for
+ * record 0084): two rules deployed on `local`, one over a noise budget of one alert, events for
  * both, then one DetectionBatch pass started directly (its schedule is paused so the pass is this
  * one). The history covers the batch activity and the noise-budget notification it sends. Kept apart
  * from record-histories.ts, whose paths assume per-deployment schedules; keeps a committed file.
