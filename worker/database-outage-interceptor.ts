@@ -40,6 +40,10 @@ class WaitForDatabase implements ActivityInboundCallsInterceptor {
         if (!isDatabaseUnavailable(err)) throw err;
         const canWait = !info.heartbeatTimeoutMs && Date.now() + wait < deadline && !this.ctx.cancellationSignal.aborted;
         if (!canWait) {
+          this.logger.warn(
+            { activity: info.activityType, workflowId: info.workflowExecution?.workflowId, err: (err as Error).message },
+            'the database is unavailable; the activity is retried by Temporal',
+          );
           throw ApplicationFailure.create({
             message: `the database is unavailable: ${(err as Error).message}`,
             type: DATABASE_UNAVAILABLE,
