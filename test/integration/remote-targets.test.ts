@@ -265,6 +265,45 @@ describe.each(Object.keys(FAKES) as Array<keyof typeof FAKES>)('%s target throug
     }
   });
 
+  it('puts an approved change of field mapping into effect: the live rule is redeployed on the SIEM with the new field, once', async () => {
+    const before = (await svc.request('GET', `/api/v1/settings/targets/${target}`)).body;
+    const live = (await svc.request('GET', `/api/v1/deployments?rule_id=${RULE}&target=${target}&status=active`)).body.items[0];
+    const recorded = (await svc.request('GET', `/api/v1/deployments/${live.id}`)).body.mapping;
+    expect(mine()[0]!.query).not.toContain('proc_image_path');
+    const res = await svc.request('PUT', `/api/v1/settings/targets/${target}`, {
+      body: {
+        name: target,
+        kind,
+        environment: 'prod',
+        connection: { ...fake.connection(), ingest_lag_seconds: 0, field_map: 'Image=proc_image_path' },
+        cost_model: COST_MODEL,
+      },
+    });
+    expect(res.status).toBe(202);
+    await until('the impact replayed', async () => ((await svc.request('GET', `/api/v1/approvals/${res.body.approval_id}`)).body.impact ? true : undefined), 60);
+    const writes = fake.writes().length;
+    const approved = await svc.request('POST', `/api/v1/approvals/${res.body.approval_id}/decision`, { token: reviewer, body: { decision: 'approve', comment: 'new index' } });
+    expect(approved.status).toBe(200);
+    const after = await until(
+      'the new settings in effect',
+      async () => {
+        const t = (await svc.request('GET', `/api/v1/settings/targets/${target}`)).body;
+        return t.connection.field_map === 'Image=proc_image_path' && mine()[0]?.query.includes('proc_image_path') ? t : undefined;
+      },
+      60,
+    );
+    expect(after.settings_version).not.toBe(before.settings_version);
+    // The same object on the SIEM, rewritten: not a second rule.
+    expect(mine()).toHaveLength(1);
+    expect(fake.writes().length).toBeGreaterThan(writes);
+    const redeployed = (await svc.request('GET', `/api/v1/deployments?rule_id=${RULE}&target=${target}&status=active`)).body.items;
+    expect(redeployed).toHaveLength(1);
+    const mapping = (await svc.request('GET', `/api/v1/deployments/${redeployed[0].id}`)).body.mapping;
+    expect(mapping.version).not.toBe(recorded.version);
+    // What runs on the SIEM is what detflow now expects there: no drift.
+    expect((await svc.request('POST', `/api/v1/settings/targets/${target}/drift-check`)).body.items).toEqual([]);
+  });
+
   it('rolls back by taking the rule off the SIEM', async () => {
     const res = await svc.request('POST', '/api/v1/rules/rollback', { body: { rule_id: RULE, target, reason: 'too noisy', remove: true } });
     expect(res.status).toBe(202);
