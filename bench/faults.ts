@@ -11,6 +11,7 @@ import { imageRule } from '../test/support/harness';
 import { startOwnPostgres, type OwnPostgres } from '../test/support/own-postgres';
 import { freePort, RetryingClient, spawnService, type ServiceProcess } from '../test/support/service-process';
 import { seededRandom } from '../lib/seeded-random';
+import { workflowIds } from '../workflows/contracts';
 
 /**
  * Fault injection: the scaled topology (api/main.ts and worker/main.ts as separate processes, on a
@@ -227,12 +228,14 @@ async function deploy(s: Stack, rule: string, key: string, extra: Record<string,
 
 async function deployedOnce(s: Stack, rule: string, deploymentId: string): Promise<EffectCount[]> {
   const rows = await s.query<{ n: number }>("select count(*)::int as n from deployments where rule_id = $1 and status = 'active'", [rule]);
+  const [target] = await s.query<{ target_id: string }>('select target_id from deployments where id = $1', [deploymentId]);
   await untilValue('the deployment.succeeded webhook', async () => (deliveriesAbout(s, 'deployment.succeeded', deploymentId) >= 1 ? true : undefined), 120).catch(
     () => undefined,
   );
   return [
     { effect: 'deployment', expected: 1, found: rows[0]!.n },
-    { effect: 'detection schedule', expected: 1, found: await s.scheduleExists(`detect/default/${deploymentId}`) },
+    // Scheduled detection's default design: one schedule for the tenant and target.
+    { effect: 'detection schedule of the tenant and target', expected: 1, found: await s.scheduleExists(workflowIds.detectionBatchSchedule('default', target!.target_id)) },
     { effect: 'webhook deployment.succeeded', expected: 1, found: deliveriesAbout(s, 'deployment.succeeded', deploymentId) },
   ];
 }

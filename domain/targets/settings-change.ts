@@ -331,8 +331,17 @@ export async function applySettingsVersion(
   const redeployed: string[] = [];
   for (const d of stale) {
     const rule = compileRuleForTarget(siem, d.content, d.ruleId, d.version, current!);
-    await targetAdapter(siem, current!).deploy({ deploymentId: d.id, tenantId: input.tenantId, targetId: target.id, rule });
-    await db.update(deployments).set({ settingsVersion: row.version, updatedAt: new Date() }).where(eq(deployments.id, d.id));
+    const adapter = targetAdapter(siem, current!);
+    await adapter.deploy({ deploymentId: d.id, tenantId: input.tenantId, targetId: target.id, rule });
+    // On the record as a deploy puts it: the settings version and the remote mapping it was compiled with.
+    await db
+      .update(deployments)
+      .set({
+        settingsVersion: row.version,
+        ...(adapter.mapping ? { mapping: { name: adapter.mapping.name, version: adapter.mapping.version } } : {}),
+        updatedAt: new Date(),
+      })
+      .where(eq(deployments.id, d.id));
     redeployed.push(d.id);
   }
   return { redeployed };
