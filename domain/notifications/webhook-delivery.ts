@@ -23,6 +23,27 @@ const TIMEOUT_MS = 10_000;
 
 /** Webhook deliveries: recorded once per cause, sent and attempted with every attempt recorded. */
 export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => new Date(), metrics = noMetrics, webhookRetry = DEFAULT_WEBHOOK_RETRY }: NotificationDeps) {
+  /**
+   * Posts the receiver acknowledged whose outcome is not recorded yet (the database went away just
+   * after the 2xx). The attempt that runs again, in this process, records the acknowledgement instead
+   * of posting a second time; only a worker crash in that gap can repeat a delivery.
+   */
+  const acknowledgedUnrecorded = new Map<string, { attempt: number; statusCode: number; durationMs: number }>();
+
+  async function recordAttempt(deliveryId: string, attempt: number, statusCode: number | null, error: string | null, durationMs: number): Promise<void> {
+    await db.transaction(async (tx) => {
+      await tx.insert(webhookAttempts).values({ deliveryId, attempt, statusCode, error, durationMs });
+      await tx
+        .update(webhookDeliveries)
+        .set({
+          lastStatusCode: statusCode,
+          lastError: error,
+          ...(error === null ? { status: 'delivered' as const, deliveredAt: sql`now()` } : {}),
+        })
+        .where(eq(webhookDeliveries.id, deliveryId));
+    });
+  }
+
   return {
     /** The retry schedule is the worker's configuration, which a workflow cannot read itself. */
     async webhookRetryPolicy(): Promise<WebhookRetry> {
@@ -69,6 +90,13 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
       const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
       if (!delivery) throw ApplicationFailure.nonRetryable(`No webhook delivery ${deliveryId}`, FailureType.DeliveryNotFound);
       if (delivery.status === 'delivered') return { statusCode: delivery.lastStatusCode ?? 200, attempts: delivery.attempts };
+      const acknowledged = acknowledgedUnrecorded.get(deliveryId);
+      if (acknowledged) {
+        await recordAttempt(deliveryId, acknowledged.attempt, acknowledged.statusCode, null, acknowledged.durationMs);
+        acknowledgedUnrecorded.delete(deliveryId);
+        metrics.webhookAttempt(true);
+        return { statusCode: acknowledged.statusCode, attempts: acknowledged.attempt };
+      }
       const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, delivery.tenantId));
       if (!settings) {
         await db.update(webhookDeliveries).set({ status: 'failed', lastError: 'the webhook was removed' }).where(eq(webhookDeliveries.id, deliveryId));
@@ -109,15 +137,9 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
         error = `${(err as Error).name}: ${(err as Error).message}`;
       }
       const durationMs = Math.round(performance.now() - started);
-      await db.insert(webhookAttempts).values({ deliveryId, attempt, statusCode, error, durationMs });
-      await db
-        .update(webhookDeliveries)
-        .set({
-          lastStatusCode: statusCode,
-          lastError: error,
-          ...(error === null ? { status: 'delivered' as const, deliveredAt: sql`now()` } : {}),
-        })
-        .where(eq(webhookDeliveries.id, deliveryId));
+      if (error === null) acknowledgedUnrecorded.set(deliveryId, { attempt, statusCode: statusCode!, durationMs });
+      await recordAttempt(deliveryId, attempt, statusCode, error, durationMs);
+      acknowledgedUnrecorded.delete(deliveryId);
       metrics.webhookAttempt(error === null);
       if (error !== null) throw ApplicationFailure.retryable(`Webhook delivery ${deliveryId} attempt ${attempt} failed: ${error}`, FailureType.WebhookDeliveryFailed);
       return { statusCode: statusCode!, attempts: attempt };
