@@ -145,6 +145,16 @@ export interface LiveEvaluationResult extends ScanStats {
   readonly truncated: boolean;
 }
 
+/** One rule of a shared live evaluation (`evaluateRulesSince`). */
+export interface RulesetMember<TRule = unknown> {
+  /** The rule's text and the settings it was compiled with: members with the same fingerprints, in the same order, reuse what was compiled for them. */
+  readonly fingerprint: string;
+  readonly rule: TRule;
+  readonly compiled: CompiledRule;
+  /** Where this rule's evaluation starts, as `evaluateSince`'s cursor. */
+  readonly cursor: number;
+}
+
 /** A contiguous slice of a window, sized for one replay step (heartbeat, progress, cancellation). */
 export interface WindowChunk extends TimeWindow {
   /** Events expected in the chunk (planning estimate). */
@@ -272,6 +282,13 @@ export interface SiemAdapter<TRule = unknown> {
   latestCursor(tenantId: string, targetId: string): Promise<number>;
   /** Evaluates the rule on the target's events committed after `cursor`. Read-only. */
   evaluateSince(tenantId: string, targetId: string, rule: CompiledRule, cursor: number, options?: { limit?: number }): Promise<LiveEvaluationResult>;
+  /**
+   * Many rules' `evaluateSince` over one read of the target's events (local targets: scheduled
+   * detection of every live rule in one pass). Each answer is what `evaluateSince` would answer for
+   * that rule and cursor, except that it may stop earlier (its `cursor` says where); null for a
+   * rule this call did not evaluate, which the caller evaluates alone. Read-only. Optional.
+   */
+  evaluateRulesSince?(tenantId: string, targetId: string, members: readonly RulesetMember<TRule>[], options?: { limit?: number }): Promise<Array<LiveEvaluationResult | null>>;
 
   deploy(request: DeployRequest): Promise<DeployResult>;
   undeploy(tenantId: string, deploymentId: string): Promise<UndeployResult>;

@@ -4,7 +4,7 @@ import type { SigmaRule } from '../sigma';
 import type { SiemAdapter, TargetKind } from './adapter';
 import { LocalEventStore } from './local/event-store';
 import { LocalSiemAdapter } from './local/local-adapter';
-import { compileSigmaForLocal } from './local/sigma-compiler';
+import { compileSigmaForLocal, compileSigmaRulesetForLocal } from './local/sigma-compiler';
 import { isCredentialKey } from './remote/credentials';
 import type { RemoteAdapter, RemoteKind, RemoteTargetKind } from './remote/remote-kind';
 import { REMOTE_KINDS } from './remote-kinds';
@@ -77,7 +77,12 @@ export async function openSiemAdapters(options: {
     file = path.join(options.dataDir, 'siem', 'events.duckdb');
   }
   const localStore = await LocalEventStore.open({ path: file });
-  const local = new LocalSiemAdapter<SigmaRule>({ store: localStore, compiler: compileSigmaForLocal, ...(options.now ? { now: options.now } : {}) });
+  const local = new LocalSiemAdapter<SigmaRule>({
+    store: localStore,
+    compiler: compileSigmaForLocal,
+    rulesetCompiler: compileSigmaRulesetForLocal,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const remote = new Map<string, { settings: string; adapter: RemoteAdapter }>();
   return {
     local,

@@ -1,8 +1,13 @@
+import crypto from 'node:crypto';
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { deployments, targets } from '../../db/schema';
+import { deployments, ruleVersions, targets } from '../../db/schema';
+import type { SigmaRule } from '../../sigma';
+import type { RulesetMember } from '../../siem/adapter';
+import type { TargetRef } from '../../siem/adapters';
 import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 import { watchDeploymentHealth, type HealthCrossing } from '../health/health-watch';
-import { runDetection, type DetectionDeps, type DetectionOutcome } from './run-detection';
+import { compileRuleAndModelForTarget, targetAdapter } from '../rules/rule-compilation';
+import { MAX_EVENTS_PER_RUN, runDetection, type DetectionDeps, type DetectionOutcome, type PriorEvaluation } from './run-detection';
 
 /** Deployments of one pass evaluated at once. */
 const BATCH_CONCURRENCY = 4;
@@ -25,6 +30,21 @@ export type BatchOutcome = {
   healthCrossings: HealthCrossing[];
   /** Per-rule failures (each also recorded as a failed detection run of its rule). */
   failures: BatchFailure[];
+  /**
+   * The pass's one read of the target's new events: the rules it evaluated (the others ran their
+   * own query), and why it could not run when it could not (every rule then ran its own query).
+   */
+  sharedScan?: { evaluated: number; error?: string };
+};
+
+/** A live deployment as the pass reads it. */
+type LiveDeployment = {
+  id: string;
+  ruleId: string;
+  version: number;
+  cursor: number | null;
+  content: string;
+  target: TargetRef;
 };
 
 /**
@@ -39,18 +59,45 @@ export async function runDetectionBatch(
   deps: DetectionDeps,
   { tenantId, targetId, key, progress }: { tenantId: string; targetId: string; key: string | null; progress?: (done: number, of: number) => void },
 ): Promise<BatchOutcome> {
-  const live = await deps.db
-    .select({ id: deployments.id, ruleId: deployments.ruleId })
-    .from(deployments)
-    .innerJoin(targets, eq(targets.id, deployments.targetId))
-    .where(and(eq(deployments.tenantId, tenantId), eq(deployments.targetId, targetId), eq(targets.kind, 'local'), inArray(deployments.status, [...LIVE_DEPLOYMENT_STATUSES])))
-    .orderBy(asc(deployments.id));
+  const live: LiveDeployment[] = (
+    await deps.db
+      .select({
+        id: deployments.id,
+        ruleId: deployments.ruleId,
+        version: deployments.version,
+        cursor: deployments.detectionCursor,
+        content: ruleVersions.content,
+        targetName: targets.name,
+        environment: targets.environment,
+        resolvedPlaceholders: targets.resolvedPlaceholders,
+      })
+      .from(deployments)
+      .innerJoin(targets, eq(targets.id, deployments.targetId))
+      .innerJoin(
+        ruleVersions,
+        and(eq(ruleVersions.tenantId, deployments.tenantId), eq(ruleVersions.ruleId, deployments.ruleId), eq(ruleVersions.version, deployments.version)),
+      )
+      .where(
+        and(eq(deployments.tenantId, tenantId), eq(deployments.targetId, targetId), eq(targets.kind, 'local'), inArray(deployments.status, [...LIVE_DEPLOYMENT_STATUSES])),
+      )
+      .orderBy(asc(deployments.id))
+  ).map((r) => ({
+    id: r.id,
+    ruleId: r.ruleId,
+    version: r.version,
+    cursor: r.cursor,
+    content: r.content,
+    target: { id: targetId, name: r.targetName, kind: 'local', environment: r.environment, resolvedPlaceholders: r.resolvedPlaceholders },
+  }));
   const out: BatchOutcome = { rules: live.length, completed: 0, failed: 0, raised: 0, suppressed: 0, budgetExceeded: [], healthCrossings: [], failures: [] };
+  const shared = await sharedEvaluations(deps, tenantId, targetId, live);
+  if (shared) out.sharedScan = { evaluated: shared.evaluations.size, ...(shared.error ? { error: shared.error } : {}) };
   let done = 0;
-  const runOne = async (d: { id: string; ruleId: string }): Promise<void> => {
+  const runOne = async (d: LiveDeployment): Promise<void> => {
     let outcome: DetectionOutcome | null = null;
     try {
-      outcome = await runDetection(deps, { deploymentId: d.id, activityKey: key === null ? null : `${key}/${d.id}` });
+      const evaluated = shared?.evaluations.get(d.id);
+      outcome = await runDetection(deps, { deploymentId: d.id, activityKey: key === null ? null : `${key}/${d.id}`, ...(evaluated ? { evaluated } : {}) });
       out.completed++;
       out.raised += outcome.raised;
       out.suppressed += outcome.suppressed;
@@ -78,4 +125,62 @@ export async function runDetectionBatch(
     }),
   );
   return out;
+}
+
+/** Rules compiled for shared scans, by fingerprint (a rule version's text and its target's placeholder values). */
+const compiledForScan = new Map<string, RulesetMember<SigmaRule> | null>();
+const COMPILED_KEPT = 20_000;
+
+/**
+ * Every live rule with a cursor evaluated over one read of the target's new events, where the
+ * target offers it (local targets). A rule that does not compile, or that the read did not cover,
+ * is left out and runs its own query, as does every rule when the read fails (the error is kept
+ * in the pass's outcome). Null when there is nothing to share.
+ */
+async function sharedEvaluations(
+  deps: DetectionDeps,
+  tenantId: string,
+  targetId: string,
+  live: readonly LiveDeployment[],
+): Promise<{ evaluations: Map<string, PriorEvaluation>; error?: string } | null> {
+  const started = live.filter((d) => d.cursor !== null);
+  if (started.length < 2) return null;
+  const adapter = targetAdapter(deps.siem, started[0]!.target);
+  if (!adapter.evaluateRulesSince) return null;
+  const members: Array<{ deploymentId: string; member: RulesetMember<SigmaRule> }> = [];
+  for (const d of started) {
+    const fingerprint = crypto
+      .createHash('sha256')
+      .update(`${d.ruleId}\u0000${d.version}\u0000${d.content}\u0000${JSON.stringify(d.target.resolvedPlaceholders ?? {})}`)
+      .digest('base64url');
+    let compiled = compiledForScan.get(fingerprint);
+    if (compiled === undefined) {
+      try {
+        const { rule, compiled: query } = compileRuleAndModelForTarget(deps.siem, d.content, d.ruleId, d.version, d.target);
+        compiled = { fingerprint, rule, compiled: query, cursor: 0 };
+      } catch {
+        // Left to its own run, which records why it does not compile.
+        compiled = null;
+      }
+      if (compiledForScan.size >= COMPILED_KEPT) compiledForScan.clear();
+      compiledForScan.set(fingerprint, compiled);
+    }
+    if (compiled) members.push({ deploymentId: d.id, member: { ...compiled, cursor: d.cursor! } });
+  }
+  const evaluations = new Map<string, PriorEvaluation>();
+  if (members.length < 2) return { evaluations };
+  try {
+    const results = await adapter.evaluateRulesSince(
+      tenantId,
+      targetId,
+      members.map((m) => m.member),
+      { limit: MAX_EVENTS_PER_RUN },
+    );
+    results.forEach((result, i) => {
+      if (result) evaluations.set(members[i]!.deploymentId, { cursor: members[i]!.member.cursor, result });
+    });
+    return { evaluations };
+  } catch (err) {
+    return { evaluations, error: (err as Error).message };
+  }
 }

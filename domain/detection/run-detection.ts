@@ -15,7 +15,7 @@ import { noMetrics, type DomainMetrics } from '../metrics';
 export { budgetWindowStart } from './noise-budget-policy';
 
 /** Matched events handled per run; more wait for the next run (the cursor stops at the last one). */
-const MAX_EVENTS_PER_RUN = 5_000;
+export const MAX_EVENTS_PER_RUN = 5_000;
 
 export type DetectionOutcome = {
   skipped: string | null;
@@ -205,11 +205,14 @@ export type DetectionDeps = {
  * Steps: read the deployment; evaluate its rule through the target's adapter; in one
  * transaction, apply the noise-budget policy (domain/detection) and record alerts, cursor and run.
  */
-export async function runDetection(deps: DetectionDeps, { deploymentId, activityKey: key }: { deploymentId: string; activityKey: string | null }): Promise<DetectionOutcome> {
+export async function runDetection(
+  deps: DetectionDeps,
+  { deploymentId, activityKey: key, evaluated }: { deploymentId: string; activityKey: string | null; evaluated?: PriorEvaluation },
+): Promise<DetectionOutcome> {
   const metrics = deps.metrics ?? noMetrics;
   const earlier = await recordedOutcome(deps.db, key);
   if (earlier) return earlier;
-  const outcome = await evaluateAndRecord(deps, deploymentId, key);
+  const outcome = await evaluateAndRecord(deps, deploymentId, key, evaluated);
   // Counted once the run's records are committed; an outcome an earlier attempt committed was counted by it.
   if (!outcome.fresh) return outcome.outcome;
   const o = outcome.outcome;
@@ -218,8 +221,19 @@ export async function runDetection(deps: DetectionDeps, { deploymentId, activity
   return o;
 }
 
+/**
+ * The deployment's evaluation already made by a shared scan of a detection pass (from `cursor`): used
+ * when the run starts from that very cursor, else the run evaluates the rule itself.
+ */
+export type PriorEvaluation = { cursor: number; result: LiveEvaluationResult };
+
 /** A run that evaluates and records (`fresh`), or the outcome another attempt of the same activity committed. */
-async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key: string | null): Promise<{ outcome: DetectionOutcome; fresh: boolean }> {
+async function evaluateAndRecord(
+  deps: DetectionDeps,
+  deploymentId: string,
+  key: string | null,
+  evaluated?: PriorEvaluation,
+): Promise<{ outcome: DetectionOutcome; fresh: boolean }> {
   const { db, siem, now, removeSchedule } = deps;
   const metrics = deps.metrics ?? noMetrics;
   const startedAt = now();
@@ -244,7 +258,7 @@ async function evaluateAndRecord(deps: DetectionDeps, deploymentId: string, key:
   const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId, d.targetId)), startedAt, t0, activityKey: key };
   let found: LiveEvaluationResult;
   try {
-    found = await target.evaluateSince(d.tenantId, d.targetId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
+    found = evaluated?.cursor === run.cursor ? evaluated.result : await target.evaluateSince(d.tenantId, d.targetId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
   } catch (err) {
     // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
     await recordFailedRun(db, run, (err as Error).message);

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { parseRule, isSigmaError } from '../../sigma';
+import { parseRule, isSigmaError, type SigmaRule } from '../../sigma';
 import type { CompiledRule } from '../../siem/adapter';
 import { adapterFor, TargetMisconfigured, UnsupportedTargetKind, type SiemAdapters, type TargetRef } from '../../siem/adapters';
 import { FailureType } from '../../workflows/contracts';
@@ -10,6 +10,17 @@ import { ruleWithTargetPlaceholders } from '../targets/placeholders';
  * a permanent failure (retrying cannot fix it), named so workflows can report it.
  */
 export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId: string, version: number, target: TargetRef): CompiledRule {
+  return compileRuleAndModelForTarget(siem, content, ruleId, version, target).compiled;
+}
+
+/** compileRuleForTarget, with the Sigma rule it compiled (the target's placeholder values in it). */
+export function compileRuleAndModelForTarget(
+  siem: SiemAdapters,
+  content: string,
+  ruleId: string,
+  version: number,
+  target: TargetRef,
+): { rule: SigmaRule; compiled: CompiledRule } {
   const adapter = targetAdapter(siem, target);
   const kind = target.kind;
   let rule;
@@ -27,13 +38,16 @@ export function compileRuleForTarget(siem: SiemAdapters, content: string, ruleId
     throw ApplicationFailure.nonRetryable(`Rule ${ruleId} v${version} cannot run on ${kind}: ${issues}`, FailureType.RuleDoesNotCompile);
   }
   return {
-    ruleId,
-    version,
-    query: compiled.query,
-    ...(compiled.logsource ? { logsource: compiled.logsource } : {}),
-    title: rule.title,
-    ...(rule.level ? { level: rule.level } : {}),
-    ...(rule.tags.length ? { tags: rule.tags } : {}),
+    rule,
+    compiled: {
+      ruleId,
+      version,
+      query: compiled.query,
+      ...(compiled.logsource ? { logsource: compiled.logsource } : {}),
+      title: rule.title,
+      ...(rule.level ? { level: rule.level } : {}),
+      ...(rule.tags.length ? { tags: rule.tags } : {}),
+    },
   };
 }
 

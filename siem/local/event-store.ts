@@ -10,6 +10,7 @@ import { GroupCommitQueue, type GroupWriter } from './group-commit';
 import { stageSource } from './ingest-stage';
 import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
+import { rulesetSince, type LocalRuleset, type RulesetScanOptions, type ScanMember } from './ruleset-scan';
 import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
 import { DEFAULT_MAX_EVENT_BYTES, type IngestSource } from './sources';
 import type { FixtureTable, IngestOptions, IngestResult, LineError, LocalEventStoreOptions, SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
@@ -325,6 +326,17 @@ export class LocalEventStore {
    */
   async since(tenantId: string, targetId: string, where: string, cursor: number, options: { limit?: number; logsource?: Logsource } = {}): Promise<SinceResult> {
     return this.read((con) => eventsSince(con, tenantId, targetId, where, cursor, options));
+  }
+
+  /** Many rules' `since` over one scan of the target's new events (ruleset-scan.ts). */
+  async rulesetSince(
+    tenantId: string,
+    targetId: string,
+    ruleset: LocalRuleset,
+    members: readonly ScanMember[],
+    options: RulesetScanOptions,
+  ): Promise<Array<SinceResult | null>> {
+    return this.read((con) => rulesetSince(con, tenantId, targetId, ruleset, members, options));
   }
 
   /**

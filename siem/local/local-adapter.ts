@@ -13,6 +13,7 @@ import {
   type FixtureCase,
   type FixtureOutcome,
   type LiveEvaluationResult,
+  type RulesetMember,
   type RunStats,
   type SiemAdapter,
   type TargetObject,
@@ -24,12 +25,16 @@ import {
 } from '../adapter';
 import { DeploymentRegistry } from './deployments';
 import type { LocalEventStore } from './event-store';
+import type { LocalRuleset } from './ruleset-scan';
 
 /**
  * How a rule becomes a WHERE expression over the local store. The Sigma engine's DuckDB SQL
  * backend is one; it receives the store's field mapping so hot fields read their columns.
  */
 export type LocalRuleCompiler<TRule> = (rule: TRule, fields: LocalFieldMapping) => CompileResult;
+
+/** How many rules become one in-process matcher for a shared scan (evaluateRulesSince). */
+export type LocalRulesetCompiler<TRule> = (rules: readonly TRule[]) => LocalRuleset;
 
 export interface LocalFieldMapping {
   fieldExpression(field: string): string;
@@ -39,6 +44,8 @@ export interface LocalFieldMapping {
 export interface LocalAdapterOptions<TRule> {
   readonly store: LocalEventStore;
   readonly compiler: LocalRuleCompiler<TRule>;
+  /** Without one, evaluateRulesSince is not offered and every rule is evaluated alone. */
+  readonly rulesetCompiler?: LocalRulesetCompiler<TRule>;
   /** Clock for deployment times (tests pin it). */
   readonly now?: () => Date;
 }
@@ -50,10 +57,21 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
   private readonly compiler: LocalRuleCompiler<TRule>;
   private readonly now: () => Date;
   private readonly deployments: DeploymentRegistry;
+  private readonly rulesetCompiler: LocalRulesetCompiler<TRule> | undefined;
+  /** The last ruleset compiled per tenant and target, with the fingerprints it was compiled for. */
+  private readonly rulesets = new Map<string, { fingerprints: string; ruleset: LocalRuleset }>();
+  readonly evaluateRulesSince?: (
+    tenantId: string,
+    targetId: string,
+    members: readonly RulesetMember<TRule>[],
+    options?: { limit?: number },
+  ) => Promise<Array<LiveEvaluationResult | null>>;
 
   constructor(options: LocalAdapterOptions<TRule>) {
     this.store = options.store;
     this.compiler = options.compiler;
+    this.rulesetCompiler = options.rulesetCompiler;
+    if (this.rulesetCompiler) this.evaluateRulesSince = (tenantId, targetId, members, opts) => this.rulesSince(tenantId, targetId, members, opts);
     this.now = options.now ?? (() => new Date());
     this.deployments = new DeploymentRegistry(this.store);
   }
@@ -114,6 +132,33 @@ export class LocalSiemAdapter<TRule = unknown> implements SiemAdapter<TRule> {
 
   evaluateSince(tenantId: string, targetId: string, rule: CompiledRule, cursor: number, options: { limit?: number } = {}): Promise<LiveEvaluationResult> {
     return this.store.since(tenantId, targetId, rule.query, cursor, { ...options, ...(rule.logsource ? { logsource: rule.logsource } : {}) });
+  }
+
+  /**
+   * evaluateSince for many rules over one scan (ruleset-scan.ts). The rules are compiled once for
+   * the in-process evaluator and kept while the same rules, in the same order, come back (a pass of
+   * scheduled detection over an unchanged set of live rules).
+   */
+  private async rulesSince(
+    tenantId: string,
+    targetId: string,
+    members: readonly RulesetMember<TRule>[],
+    options: { limit?: number } = {},
+  ): Promise<Array<LiveEvaluationResult | null>> {
+    const key = `${tenantId}\u0000${targetId}`;
+    const fingerprints = members.map((m) => m.fingerprint).join('\u0000');
+    let cached = this.rulesets.get(key);
+    if (cached?.fingerprints !== fingerprints) {
+      cached = { fingerprints, ruleset: this.rulesetCompiler!(members.map((m) => m.rule)) };
+      this.rulesets.set(key, cached);
+    }
+    return this.store.rulesetSince(
+      tenantId,
+      targetId,
+      cached.ruleset,
+      members.map((m) => ({ where: m.compiled.query, cursor: m.cursor, ...(m.compiled.logsource ? { logsource: m.compiled.logsource } : {}) })),
+      { limit: options.limit ?? 1000 },
+    );
   }
 
   deploy(request: DeployRequest): Promise<DeployResult> {

@@ -82,6 +82,8 @@ describe('DetectionBatch', () => {
     const first = await runBatch('default', a.targetId);
     expect(first).toMatchObject({ rules: 3, completed: 2, failed: 1, raised: 3 });
     expect(first.failures.map((f) => f.deploymentId)).toEqual([broken.id]);
+    // The two rules that compile were evaluated over one read of the new events (0086); the broken one ran alone and failed.
+    expect(first.sharedScan).toEqual({ evaluated: 2 });
     expect(await alertCount(a.id)).toBe(2);
     expect(await alertCount(b.id)).toBe(1);
     expect(await alertCount(broken.id)).toBe(0);
@@ -97,7 +99,7 @@ describe('DetectionBatch', () => {
 
     // A second pass with nothing new raises nothing again; the other tenant's pass raises its own alert.
     const second = await runBatch('default', a.targetId);
-    expect(second).toMatchObject({ rules: 3, raised: 0 });
+    expect(second).toMatchObject({ rules: 3, raised: 0, sharedScan: { evaluated: 2 } });
     expect(await alertCount(a.id)).toBe(2);
     expect(await runsOf(a.id)).toHaveLength(2);
     expect(await runBatch('batch-other', theirs.targetId)).toMatchObject({ rules: 1, completed: 1, raised: 1 });
