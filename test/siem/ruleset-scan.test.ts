@@ -67,7 +67,7 @@ function member(rule: SigmaRule, i: number, cursor: number): RulesetMember<Sigma
 /** What each member's own query answers, in the shape the shared read answers (its duration aside). */
 async function alone(m: RulesetMember<SigmaRule>, limit: number) {
   const r = await adapter.evaluateSince(TENANT, TARGET, m.compiled, m.cursor, { limit });
-  return comparable(r);
+  return comparable(r)!;
 }
 
 function comparable(
