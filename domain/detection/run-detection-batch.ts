@@ -9,8 +9,12 @@ import { watchDeploymentHealth, type HealthCrossing } from '../health/health-wat
 import { compileRuleAndModelForTarget, targetAdapter } from '../rules/rule-compilation';
 import { MAX_EVENTS_PER_RUN, runDetection, type DetectionDeps, type DetectionOutcome, type PriorEvaluation } from './run-detection';
 
-/** Deployments of one pass evaluated at once. */
-const BATCH_CONCURRENCY = 4;
+/**
+ * Deployments of one pass recorded at once. Each rule's run is a few round trips to the database
+ * (its transaction, its health check) more than computation: measured at 1,000 rules, four at a
+ * time left the cores mostly idle (decision record 0086).
+ */
+const BATCH_CONCURRENCY = 8;
 
 /** What the batch hands back to its workflow for one rule: only the rules that need a follow-up. */
 export type BatchFollowUp = { deploymentId: string; outcome: DetectionOutcome };
@@ -92,6 +96,7 @@ export async function runDetectionBatch(
   const out: BatchOutcome = { rules: live.length, completed: 0, failed: 0, raised: 0, suppressed: 0, budgetExceeded: [], healthCrossings: [], failures: [] };
   const shared = await sharedEvaluations(deps, tenantId, targetId, live);
   if (shared) out.sharedScan = { evaluated: shared.evaluations.size, ...(shared.error ? { error: shared.error } : {}) };
+  progress?.(0, live.length);
   let done = 0;
   const runOne = async (d: LiveDeployment): Promise<void> => {
     let outcome: DetectionOutcome | null = null;

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, gte, ne, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { alerts, deployments, detectionRuns, ruleVersions, targets, type Deployment } from '../../db/schema';
 import { storableJson } from '../../lib/storable-text';
@@ -94,39 +94,56 @@ async function readBudgetUsage(tx: Pick<Db, 'select'>, deploymentId: string, win
   return { openAlerts: n, suppressedEarlier: earlier };
 }
 
+/** Alerts written per statement (PostgreSQL takes at most 65,535 parameters in one). */
+const ALERTS_PER_STATEMENT = 1_000;
+
 /**
  * Record: one alert per matched event, the first `allowedOpen` new ones open and the rest
- * suppressed. Keyed by (deployment, event), so an event already alerted is skipped and counts for
- * neither.
+ * suppressed, in a statement per thousand. Keyed by (deployment, event), so an event already
+ * alerted is skipped and counts for neither.
  */
-async function storeAlerts(tx: Pick<Db, 'insert'>, run: DetectionRun, events: readonly CursorEvent[], allowedOpen: number): Promise<{ raised: number; suppressed: number }> {
+async function storeAlerts(
+  tx: Pick<Db, 'insert' | 'select'>,
+  run: DetectionRun,
+  events: readonly CursorEvent[],
+  allowedOpen: number,
+): Promise<{ raised: number; suppressed: number }> {
   const { d } = run;
+  if (events.length === 0) return { raised: 0, suppressed: 0 };
+  // The run holds the deployment's row lock, so what is alerted already cannot change under it.
+  const alerted = new Set<number>();
+  for (let i = 0; i < events.length; i += ALERTS_PER_STATEMENT) {
+    const seqs = events.slice(i, i + ALERTS_PER_STATEMENT).map((ev) => ev.seq);
+    const rows = await tx
+      .select({ seq: alerts.eventSeq })
+      .from(alerts)
+      .where(and(eq(alerts.deploymentId, run.deploymentId), inArray(alerts.eventSeq, seqs)));
+    for (const r of rows) alerted.add(Number(r.seq));
+  }
+  const fresh = events.filter((ev) => !alerted.has(ev.seq));
   let raised = 0;
   let suppressed = 0;
-  for (const ev of events) {
-    const open = raised < allowedOpen;
-    const inserted = await tx
-      .insert(alerts)
-      .values({
-        tenantId: d.tenantId,
-        deploymentId: run.deploymentId,
-        ruleId: d.ruleId,
-        version: d.version,
-        targetId: d.targetId,
-        eventSeq: ev.seq,
-        eventId: ev.eventId,
-        eventTime: ev.time,
-        // Events stored before ingestion refused U+0000 and unpaired surrogates: made storable
-        // rather than failing (and so stopping) this deployment's detection for good.
-        event: storableJson(ev.event),
-        status: open ? 'open' : 'suppressed',
-        createdAt: run.startedAt,
-      })
-      .onConflictDoNothing()
-      .returning({ id: alerts.id });
-    if (inserted.length === 0) continue;
-    if (open) raised++;
-    else suppressed++;
+  for (let i = 0; i < fresh.length; i += ALERTS_PER_STATEMENT) {
+    const values = fresh.slice(i, i + ALERTS_PER_STATEMENT).map((ev, k) => ({
+      tenantId: d.tenantId,
+      deploymentId: run.deploymentId,
+      ruleId: d.ruleId,
+      version: d.version,
+      targetId: d.targetId,
+      eventSeq: ev.seq,
+      eventId: ev.eventId,
+      eventTime: ev.time,
+      // Events stored before ingestion refused U+0000 and unpaired surrogates: made storable
+      // rather than failing (and so stopping) this deployment's detection for good.
+      event: storableJson(ev.event),
+      status: i + k < allowedOpen ? ('open' as const) : ('suppressed' as const),
+      createdAt: run.startedAt,
+    }));
+    const inserted = await tx.insert(alerts).values(values).onConflictDoNothing().returning({ status: alerts.status });
+    for (const r of inserted) {
+      if (r.status === 'open') raised++;
+      else suppressed++;
+    }
   }
   return { raised, suppressed };
 }
@@ -253,12 +270,14 @@ async function evaluateAndRecord(
 
   // Evaluate.
   const targetRef = { id: d.targetId, name: targetName, kind: targetKind, environment, resolvedPlaceholders };
-  const rule = compileRuleForTarget(siem, content, d.ruleId, d.version, targetRef);
   const target = targetAdapter(siem, targetRef);
   const run: DetectionRun = { deploymentId, d, mode, cursor: d.detectionCursor ?? (await target.latestCursor(d.tenantId, d.targetId)), startedAt, t0, activityKey: key };
+  // An evaluation the pass made for this very cursor was compiled from this rule version already.
+  const prior = evaluated?.cursor === run.cursor ? evaluated.result : null;
+  const rule = prior ? null : compileRuleForTarget(siem, content, d.ruleId, d.version, targetRef);
   let found: LiveEvaluationResult;
   try {
-    found = evaluated?.cursor === run.cursor ? evaluated.result : await target.evaluateSince(d.tenantId, d.targetId, rule, run.cursor, { limit: MAX_EVENTS_PER_RUN });
+    found = prior ?? (await target.evaluateSince(d.tenantId, d.targetId, rule!, run.cursor, { limit: MAX_EVENTS_PER_RUN }));
   } catch (err) {
     // A query that fails is a health signal of the rule: recorded as a failed run, not retried.
     await recordFailedRun(db, run, (err as Error).message);
