@@ -6,6 +6,8 @@ import type { RulesetMember } from '../../siem/adapter';
 import type { TargetRef } from '../../siem/adapters';
 import { LIVE_DEPLOYMENT_STATUSES } from '../statuses';
 import { watchDeploymentHealth, type HealthCrossing } from '../health/health-watch';
+import { FieldPresenceMemo } from '../health/field-presence-memo';
+import { ruleNeeds } from '../health/data-quality';
 import { compileRuleAndModelForTarget, targetAdapter } from '../rules/rule-compilation';
 import { MAX_EVENTS_PER_RUN, runDetection, type DetectionDeps, type DetectionOutcome, type PriorEvaluation } from './run-detection';
 
@@ -97,6 +99,12 @@ export async function runDetectionBatch(
   const shared = await sharedEvaluations(deps, tenantId, targetId, live);
   if (shared) out.sharedScan = { evaluated: shared.evaluations.size, ...(shared.error ? { error: shared.error } : {}) };
   progress?.(0, live.length);
+  // Every rule's health check asks which of its fields its logsource's events carry: one scan per logsource for the pass.
+  const presence = new FieldPresenceMemo();
+  for (const d of live) {
+    const needs = ruleNeeds(d.content);
+    if (needs) presence.expect(tenantId, targetId, needs.logsource, needs.fields);
+  }
   let done = 0;
   const runOne = async (d: LiveDeployment): Promise<void> => {
     let outcome: DetectionOutcome | null = null;
@@ -114,7 +122,7 @@ export async function runDetectionBatch(
     // As after a per-deployment run: after a failed run too (the error rate counts it), not after a skipped one.
     if (outcome === null || outcome.skipped === null) {
       try {
-        const crossing = await watchDeploymentHealth(deps, { deploymentId: d.id, key: key === null ? null : `${key}/${d.id}/health` });
+        const crossing = await watchDeploymentHealth({ ...deps, presence }, { deploymentId: d.id, key: key === null ? null : `${key}/${d.id}/health` });
         if (crossing) out.healthCrossings.push(crossing);
       } catch {
         // A health check that fails never fails the run (as in DetectionRun).

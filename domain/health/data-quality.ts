@@ -12,6 +12,18 @@ export type RuleNeeds = { logsource: RuleLogsource; fields: string[] };
  * no field. Undefined when the text no longer parses (it did when it was stored).
  */
 export function ruleNeeds(content: string): RuleNeeds | undefined {
+  if (needsByContent.has(content)) return needsByContent.get(content);
+  const needs = readRuleNeeds(content);
+  // Every detection pass asks again for the same few rule versions: parsed once per process.
+  if (needsByContent.size >= NEEDS_KEPT) needsByContent.clear();
+  needsByContent.set(content, needs);
+  return needs;
+}
+
+const needsByContent = new Map<string, RuleNeeds | undefined>();
+const NEEDS_KEPT = 5_000;
+
+function readRuleNeeds(content: string): RuleNeeds | undefined {
   let rule;
   try {
     rule = parseRule(content);

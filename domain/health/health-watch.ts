@@ -1,3 +1,4 @@
+import type { FieldPresenceMemo } from './field-presence-memo';
 import { and, desc, eq, gte, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { deployments, detectionRuns, ruleHealthStates, targets } from '../../db/schema';
@@ -8,7 +9,13 @@ import { readHealthThresholds } from './health-settings';
 import { worstGrade, type Grade, type HealthStatus } from './health-status';
 
 /** What the check after a detection run needs: the records, the target's adapter, the clock. */
-export type HealthWatchDeps = { db: Db; siem: SiemAdapters; now: () => Date };
+export type HealthWatchDeps = {
+  db: Db;
+  siem: SiemAdapters;
+  now: () => Date;
+  /** A detection pass's shared field-presence answers (one scan per logsource per pass). */
+  presence?: FieldPresenceMemo;
+};
 
 /** A deployment whose health got worse: the `rule.health_degraded` notification to send. */
 export type HealthCrossing = { tenantId: string; data: Record<string, unknown> };
@@ -52,7 +59,7 @@ export async function watchDeploymentHealth(deps: HealthWatchDeps, { deploymentI
     .limit(1);
   const errorRate = errorRateOf(Number(runs?.runs ?? 0), Number(runs?.failed ?? 0), last ? { message: last.message!, at: last.at, deploymentId } : null, t);
   const quality = await dataQualityOf(
-    { db, siem: deps.siem },
+    { db, siem: deps.siem, ...(deps.presence ? { presence: deps.presence } : {}) },
     d.tenantId,
     d.ruleId,
     [{ version: d.version, target: row.target, targetId: d.targetId, targetKind: row.targetKind, targetConnection: row.targetConnection }],

@@ -1,3 +1,4 @@
+import type { FieldPresenceMemo } from './field-presence-memo';
 import { and, desc, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { deploymentForecasts, type DeploymentForecast } from './forecast-accuracy';
@@ -280,7 +281,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
  * cannot tell are `unknown`, with the reason.
  */
 export async function dataQualityOf(
-  deps: { db: Db; siem: DomainDeps['siem'] },
+  deps: { db: Db; siem: DomainDeps['siem']; presence?: FieldPresenceMemo },
   tenantId: string,
   ruleId: string,
   live: readonly Pick<DeploymentInScope, 'version' | 'target' | 'targetId' | 'targetKind' | 'targetConnection'>[],
@@ -316,7 +317,8 @@ export async function dataQualityOf(
     }
     try {
       // Local targets store events under the Sigma field names (no field mapping to apply).
-      const found = await adapter.fieldPresence({ tenantId, targetId: d.targetId, logsource: needs.logsource, fields: needs.fields, since });
+      const request = { tenantId, targetId: d.targetId, logsource: needs.logsource, fields: needs.fields, since };
+      const found = await (deps.presence ? deps.presence.fieldPresence(adapter, request) : adapter.fieldPresence(request));
       logsources.push(gradeLogsource(d.target, needs, found, thresholds));
     } catch (err) {
       if (!(err instanceof MissingCapability)) throw err;
