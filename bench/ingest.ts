@@ -42,7 +42,7 @@ import { SecretBox } from '../config/secret-box';
 import { openSiemAdapters } from '../siem/adapters';
 import { LocalEventStore } from '../siem/local/event-store';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { eventTimeFromText, timestampJson } from '../siem/local/event-time';
+import { eventTimeFromText, timestampJsonValue } from '../siem/local/event-time';
 import { extraKeyText, promotedExtraction, promotedItems } from '../siem/local/fields';
 import { eventsTableDdl } from '../siem/local/schema';
 import { ensureBootstrap } from '../domain/tenants/tenant-service';
@@ -185,7 +185,7 @@ async function duckdbBulk(): Promise<Measured> {
     try {
       await con.run(`SET TimeZone = 'UTC'`);
       await con.run(eventsTableDdl('events'));
-      const eventTime = eventTimeFromText(extraKeyText('__p', 0), timestampJson('raw', 'UtcTime'));
+      const eventTime = eventTimeFromText(extraKeyText('__p', 0), timestampJsonValue('raw', 'UtcTime'));
       const reader = `read_csv('${source}', columns = {'raw': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', header = false, auto_detect = false)`;
       const started = performance.now();
       const cpuStarted = process.cpuUsage();

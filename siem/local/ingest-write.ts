@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { exec, rows as queryRows } from './duckdb';
-import { eventTimeFromText, eventTimeRejection, timestampJson } from './event-time';
+import { eventTimeFromText, eventTimeRejection, timestampJson, timestampJsonValue } from './event-time';
 import { extraKeyText, promotedExtraction, promotedItems, quoteIdentifier, sqlLiteral } from './fields';
 import { EVENT_HOURS_TABLE, EVENTS_TABLE } from './schema';
 import type { IngestOptions, LineError, LogsourceCount, LogsourceValue } from './store-types';
@@ -92,7 +92,7 @@ export async function writeBatch(con: DuckDBConnection, job: IngestJob, base: nu
   const textOf = (key: string) => extraKeyText('__p', extraKeys.indexOf(key));
   const eventId = options.eventIdField ? `coalesce(${textOf(options.eventIdField)}, CAST(uuid() AS VARCHAR))` : 'CAST(uuid() AS VARCHAR)';
   const lsSql = (v: LogsourceValue | undefined) => (v === undefined ? 'NULL' : typeof v === 'string' ? sqlLiteral(v.toLowerCase()) : `lower(${textOf(v.field)})`);
-  const eventTime = eventTimeFromText(textOf(options.timestampField), timestampJson('raw', options.timestampField));
+  const eventTime = eventTimeFromText(textOf(options.timestampField), timestampJsonValue('raw', options.timestampField));
   // Rows go in line order (DuckDB preserves insertion order), so seq follows the source.
   const insert = `INSERT INTO ${EVENTS_TABLE}
     SELECT ${base} + line, ${sqlLiteral(job.tenantId)}, ${eventId}, event_time, now()::TIMESTAMP,
