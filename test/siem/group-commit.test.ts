@@ -120,6 +120,26 @@ describe('GroupCommitQueue', () => {
     await Promise.all([queue.submit('d', 2), queue.submit('e', 1)]);
     expect(groups.slice(1).flat()).toEqual(['d', 'e']);
   });
+  it('waits for batches still being read at most maxWaitMs in all, however often the next one arrives', async () => {
+    // A batch is always being read: each one is announced before the previous is submitted, and
+    // arrives 10 ms later. Waiting up to 50 ms in all, the first group closes after a handful of
+    // batches; waiting up to 50 ms at a time (and 500 ms in all), it held about 45.
+    const { queue, groups } = recordingQueue({ fullGroupRows: 1_000_000, maxWaitMs: 50 });
+    const acks: Promise<string>[] = [];
+    let reading = queue.announce();
+    for (let i = 0; i < 40; i++) {
+      await sleep(10);
+      const submitted = reading;
+      reading = queue.announce();
+      acks.push(queue.submit(`job${i}`, 1));
+      submitted();
+    }
+    reading();
+    await Promise.all(acks);
+    expect(groups.flat()).toEqual(Array.from({ length: 40 }, (_, i) => `job${i}`));
+    expect(groups[0]!.length).toBeLessThanOrEqual(12);
+    expect(groups.length).toBeGreaterThanOrEqual(4);
+  });
   it('commits a group kept busy by a steady trickle of small batches, so they are acknowledged', async () => {
     // Each write submits the next batch, so one is always ready when the writer looks again.
     const groups: string[][] = [];
