@@ -291,6 +291,9 @@ async function main(): Promise<void> {
     TEMPORAL_UI_PORT: String(uiPort),
     TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
     LOG_LEVEL: 'warn',
+    // The embedded default keeps the database (PGlite) in the service's own thread; with this set,
+    // the soak measures the service on PostgreSQL instead (a fresh, empty database is expected).
+    ...(process.env.DETFLOW_SOAK_DATABASE_URL ? { DATABASE_URL: process.env.DETFLOW_SOAK_DATABASE_URL, DETFLOW_SECRET_KEY: 'soak' } : {}),
   });
   const stop = async () => {
     if (service.child.exitCode === null && service.child.signalCode === null) {
