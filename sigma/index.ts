@@ -10,7 +10,16 @@ export { MODIFIERS, getModifier, applyModifiers, type ModifierDefinition, type M
 export { parseSigmaString, formatSigmaString, hasWildcards, ANY, ONE } from './string';
 export { analyseRegex, isCatastrophic, toJsRegExp, type RegexIssue } from './regex';
 export { compileRule, compileCondition, type CompileOptions, type CompiledRule, type EventMatcher, type SigmaEvent } from './evaluate';
-export { compileRuleset, logsourceApplies, matchEveryRule, type CompiledRuleset, type EventLogsource, type RejectedRule, type RulesetStats } from './ruleset';
+export {
+  compileRuleset,
+  logsourceApplies,
+  lowerCasedLogsource,
+  matchEveryRule,
+  type CompiledRuleset,
+  type EventLogsource,
+  type RejectedRule,
+  type RulesetStats,
+} from './ruleset';
 export { fieldValue } from './field-access';
 /** @deprecated the same function as `fieldValue`, under its former name. */
 export { fieldValue as getFieldValue } from './field-access';

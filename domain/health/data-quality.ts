@@ -1,4 +1,4 @@
-import { documentItems, isSigmaError, parseRule, type SigmaValue } from '../../sigma';
+import { documentItems, isSigmaError, lowerCasedLogsource, parseRule, type SigmaValue } from '../../sigma';
 import type { FieldPresenceResult, RuleLogsource } from '../../siem/adapter';
 import type { HealthThresholds } from './health-settings';
 import { worstGrade, type Grade, type HealthStatus } from './health-status';
@@ -36,11 +36,7 @@ function readRuleNeeds(content: string): RuleNeeds | undefined {
     if (item.field !== null) fields.add(item.field);
     for (const f of referencedFields(item.values)) fields.add(f);
   }
-  const logsource: { product?: string; category?: string; service?: string } = {};
-  if (rule.logsource.product !== undefined) logsource.product = rule.logsource.product.toLowerCase();
-  if (rule.logsource.category !== undefined) logsource.category = rule.logsource.category.toLowerCase();
-  if (rule.logsource.service !== undefined) logsource.service = rule.logsource.service.toLowerCase();
-  return { logsource, fields: [...fields].sort() };
+  return { logsource: lowerCasedLogsource(rule.logsource), fields: [...fields].sort() };
 }
 
 /** Fields other fields are compared with (`fieldref`), expansions looked into. */

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { logsourceApplies } from '../../sigma/ruleset';
 import type { RuleLogsource as Logsource } from '../adapter';
 import { rows as queryRows } from './duckdb';
 import { EVENT_COLUMNS, guard, logsourceScope, targetScope, toStoredEvent } from './event-sql';
@@ -135,7 +136,7 @@ export async function rulesetSince(
     let scanned = 0;
     let bytesScanned = 0;
     for (const g of groups.values()) {
-      if (!logsourceAdmits(ruleLogsource, g.logsource)) continue;
+      if (!logsourceApplies(ruleLogsource, g.logsource)) continue;
       const first = firstAfter(g.seqs, m.cursor);
       scanned += g.seqs.length - first;
       bytesScanned += g.bytes - (first < g.seqs.length ? g.bytesBefore[first]! : g.bytes);
@@ -143,15 +144,6 @@ export async function rulesetSince(
     const events = found[i]!;
     return { cursor: Math.max(scanTo, Math.trunc(m.cursor)), scanned, bytesScanned, matched: matched[i]!, durationMs, events, truncated: matched[i]! > events.length };
   });
-}
-
-/** As the store's logsource filter: each attribute the rule names equals the event's (stored lower-cased). */
-function logsourceAdmits(rule: Logsource, event: Logsource): boolean {
-  return (
-    (rule.product === undefined || event.product === rule.product.toLowerCase()) &&
-    (rule.category === undefined || event.category === rule.category.toLowerCase()) &&
-    (rule.service === undefined || event.service === rule.service.toLowerCase())
-  );
 }
 
 /** Index of the first seq greater than `cursor` in an ascending list. */

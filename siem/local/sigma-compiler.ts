@@ -1,5 +1,5 @@
 import { SqlBackend } from '../../sigma/backends/sql';
-import { compileRuleset } from '../../sigma/ruleset';
+import { compileRuleset, lowerCasedLogsource } from '../../sigma/ruleset';
 import { SigmaError } from '../../sigma/errors';
 import type { SigmaRule } from '../../sigma/model';
 import type { CompileResult, RuleLogsource } from '../adapter';
@@ -32,11 +32,7 @@ export const compileSigmaRulesetForLocal: LocalRulesetCompiler<SigmaRule> = (rul
 };
 
 function lowerLogsource(rule: SigmaRule): RuleLogsource {
-  const ls: { product?: string; category?: string; service?: string } = {};
-  if (rule.logsource.product !== undefined) ls.product = rule.logsource.product.toLowerCase();
-  if (rule.logsource.category !== undefined) ls.category = rule.logsource.category.toLowerCase();
-  if (rule.logsource.service !== undefined) ls.service = rule.logsource.service.toLowerCase();
-  return ls;
+  return lowerCasedLogsource(rule.logsource);
 }
 
 export const compileSigmaForLocal: LocalRuleCompiler<SigmaRule> = (rule, fields): CompileResult => {

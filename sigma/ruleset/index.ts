@@ -3,7 +3,7 @@ import { compileRule } from '../evaluate';
 import { collectLeaves } from '../evaluate/detection-items';
 import { mappedFieldReader } from '../evaluate/field-mapping';
 import type { CompiledRule, CompileOptions, SigmaEvent } from '../evaluate';
-import type { Logsource, SigmaRule } from '../model';
+import type { SigmaRule } from '../model';
 import { ruleNeed, type Anchor, type Need } from './anchors';
 import { Automaton, type Pattern } from './automaton';
 
@@ -54,8 +54,18 @@ export interface CompiledRuleset {
 
 const KEYS = ['product', 'category', 'service'] as const;
 
+/** A logsource with each attribute it names lower-cased (as the local store keeps events' logsources). */
+export function lowerCasedLogsource(logsource: EventLogsource): EventLogsource {
+  const lowered: { product?: string; category?: string; service?: string } = {};
+  for (const k of KEYS) {
+    const v = logsource[k];
+    if (v !== undefined) lowered[k] = v.toLowerCase();
+  }
+  return lowered;
+}
+
 /** Whether a rule's logsource admits an event's (see above); an omitted event logsource admits all. */
-export function logsourceApplies(rule: Logsource, event: EventLogsource | undefined): boolean {
+export function logsourceApplies(rule: EventLogsource, event: EventLogsource | undefined): boolean {
   if (event === undefined) return true;
   for (const k of KEYS) {
     const want = rule[k];
