@@ -8,7 +8,7 @@ import { existsExpression, fieldExpression, PROMOTED_FIELDS } from './fields';
 import { dropLeftoverFixtures, withFixtureTable } from './fixture-tables';
 import { GroupCommitQueue, type GroupWriter } from './group-commit';
 import { stageSource } from './ingest-stage';
-import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, type BatchWrite, type IngestJob } from './ingest-write';
+import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, writeBatches, type BatchWrite, type IngestJob } from './ingest-write';
 import { deleteEventsBefore, retentionCutoff } from './retention';
 import { rulesetSince, type LocalRuleset, type RulesetScanOptions, type ScanMember } from './ruleset-scan';
 import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
@@ -193,9 +193,11 @@ export class LocalEventStore {
       };
       for (const sql of createStageSql(stage)) await con.run(sql);
       await stageSource(con, stage, source, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, reject);
-      const rows = Number((await queryRows(con, `SELECT count(*) AS n FROM ${stage.qualified}`))[0]!.n);
+      const counted = (await queryRows(con, `SELECT count(*) AS n, coalesce(max(line), 0) AS last_line FROM ${stage.qualified}`))[0]!;
+      const rows = Number(counted.n);
+      const lastLine = Number(counted.last_line);
       // Queued even when close() has begun since: a batch already read is written, as before.
-      const written = this.writes.submit({ id, tenantId, targetId, stage: stage.qualified, rows, options, cap, rejectedBefore: rejected }, rows);
+      const written = this.writes.submit({ id, tenantId, targetId, stage: stage.qualified, rows, lastLine, options, cap, rejectedBefore: rejected }, rows);
       staged();
       const w = await written;
       rejected += w.timeRejected;
@@ -234,10 +236,10 @@ export class LocalEventStore {
         groupCursor = await this.cursor();
         await exec(this.writer, 'BEGIN TRANSACTION');
       },
-      add: async (job) => {
-        const w = await writeBatch(this.writer, job, groupCursor);
-        groupCursor = w.cursor;
-        return w;
+      add: async (jobs) => {
+        const written = await writeBatches(this.writer, jobs, groupCursor);
+        groupCursor = Math.max(groupCursor, ...written.map((w) => w.cursor));
+        return written;
       },
       commit: async () => {
         await exec(this.writer, 'COMMIT');

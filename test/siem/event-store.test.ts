@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, listValue } from '@duckdb/node-api';
 import { DeploymentRegistry } from '../../siem/local/deployments';
 import { IngestSourceError, LocalEventStore, MAX_REPORTED_LOGSOURCES } from '../../siem/local/event-store';
+import type { IngestResult } from '../../siem/local/store-types';
 
 /** The target (the service's target id) the tests' events are sent to and read from. */
 const TARGET = 'target-a';
@@ -319,6 +320,70 @@ describe('group commit', () => {
       Number((await con.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'stage_%'`)).getRows()[0]![0]),
     );
     expect(left).toBe(0);
+  });
+
+  it('writes batches that waited for the writer together, each with its own counts, errors, seq range and hourly counts', async () => {
+    // The writer is held, so every batch below is staged and waiting when it is free again, and
+    // the group takes them all at once: runs of one shape are written by one statement each.
+    let release!: () => void;
+    const held = grouped.write(() => new Promise<void>((resolve) => (release = resolve)));
+    const trailingBad = [line({ ts: '2024-01-01T00:00:00Z', k: 't1' }), line({ ts: '2024-01-01T00:00:01Z', k: 't2' }), line({ ts: 'soon', k: 't3' })].join('\n');
+    const allBad = [line({ ts: 'never', k: 'x1' }), line({ k: 'x2' })].join('\n');
+    const badJsonLast = [line({ ts: '2024-01-01T02:00:00Z', k: 'j1' }), '{oops'].join('\n');
+    const inputs: Array<[string, object]> = [
+      [batch('a', 4), {}],
+      [trailingBad, {}],
+      [batch('b', 2, 7200), {}],
+      [allBad, {}],
+      [batch('w', 3, 3600), { logsource: { product: 'windows' } }],
+      [badJsonLast, {}],
+    ];
+    // Started apart, so they are staged (and wait for the writer) in this order.
+    const pending: Promise<IngestResult>[] = [];
+    for (const [input, extra] of inputs) {
+      pending.push(grouped.ingest('acme', TARGET, { kind: 'ndjson', input }, { timestampField: 'ts', ...extra }));
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    release();
+    await held;
+    const [a, trailing, b, none, win, json] = (await Promise.all(pending)) as [IngestResult, IngestResult, IngestResult, IngestResult, IngestResult, IngestResult];
+    expect(await transactions()).toBe(1);
+    expect([a, trailing, b, none, win, json].map((r) => [r.accepted, r.rejected])).toEqual([
+      [4, 0],
+      [2, 1],
+      [2, 0],
+      [0, 2],
+      [3, 0],
+      [1, 1],
+    ]);
+    expect(trailing.errors.map((e) => e.line)).toEqual([3]);
+    expect(none.errors.map((e) => [e.line, e.error.includes('missing')])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(json.errors.map((e) => e.line)).toEqual([2]);
+    expect(win.logsources).toEqual([{ product: 'windows', category: null, service: null, events: 3 }]);
+    expect(b.withoutLogsource).toBe(2);
+    expect([none.firstSeq, none.lastSeq]).toEqual([null, null]);
+    // Every stored event once, inside its own batch's range, ranges disjoint.
+    const stored = await grouped.since('acme', TARGET, 'true', 0, { limit: 100 });
+    expect(stored.events).toHaveLength(12);
+    const withEvents = [a, trailing, win, json, b];
+    for (const r of withEvents) {
+      const mine = stored.events.filter((e) => e.seq >= r.firstSeq! && e.seq <= r.lastSeq!);
+      expect(mine).toHaveLength(r.accepted);
+    }
+    const ranges = withEvents.map((r) => [r.firstSeq!, r.lastSeq!]).sort((x, y) => x[0]! - y[0]!);
+    for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBeGreaterThan(ranges[i - 1]![1]!);
+    // Written together, the rejected last line keeps its seq: the next batch starts after it
+    // (written one by one, it started right after the last stored event).
+    expect(b.firstSeq).toBe(trailing.lastSeq! + 2);
+    expect(a.lastSeq! + 1).toBe(trailing.firstSeq);
+    const hours = await grouped.read(async (con) => Number((await con.runAndReadAll(`SELECT sum(events) FROM event_hours`)).getRows()[0]![0]));
+    expect(hours).toBe(12);
+    const next = await grouped.ingest('acme', TARGET, { kind: 'ndjson', input: batch('c', 1) }, { timestampField: 'ts' });
+    expect(next.firstSeq).toBeGreaterThan(Math.max(...withEvents.map((r) => r.lastSeq!)));
+    expect((await grouped.since('acme', TARGET, 'true', stored.cursor)).events.map((e) => e.event.tag)).toEqual(['c']);
   });
 
   it('sees every line of a batch that joins a group after its transaction began', async () => {

@@ -16,10 +16,14 @@ function recordingQueue(options: { fullGroupRows: number; maxWaitMs: number }, f
       if (open) throw new Error('nested transaction');
       open = [];
     },
-    add: async (job) => {
-      if (writeMs > 0) await new Promise((r) => setTimeout(r, writeMs));
-      open!.push(job);
-      return write(job);
+    add: async (jobs) => {
+      const results: string[] = [];
+      for (const job of jobs) {
+        if (writeMs > 0) await new Promise((r) => setTimeout(r, writeMs));
+        open!.push(job);
+        results.push(write(job));
+      }
+      return results;
     },
     commit: async () => {
       groups.push(open!);
@@ -156,11 +160,13 @@ describe('GroupCommitQueue', () => {
     queue = new GroupCommitQueue<string, string>(
       {
         begin: async () => void (open = []),
-        add: async (job) => {
-          await sleep(2);
-          open.push(job);
-          next(Number(job.slice(3)) + 1);
-          return job;
+        add: async (jobs) => {
+          for (const job of jobs) {
+            await sleep(2);
+            open.push(job);
+            next(Number(job.slice(3)) + 1);
+          }
+          return [...jobs];
         },
         commit: async () => void groups.push(open),
         rollback: async () => undefined,
