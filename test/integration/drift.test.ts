@@ -59,6 +59,19 @@ describe('drift detection on the local target', () => {
 
     const view = await svc.request('GET', `/api/v1/deployments/${deploymentId}`);
     expect(view.body.drift).toEqual([expect.objectContaining({ kind: 'missing', object: RULE })]);
+    // The list reads a page's deployments together: each item is what reading it alone gives,
+    // the drift on this deployment only.
+    const otherRule = randomUUID();
+    await svc.request('POST', '/api/v1/rules', { body: { rule: processRule(otherRule, { title: 'Drift bystander', level: 'low', image: '\\bystander.exe' }) } });
+    const other = await svc.request('POST', '/api/v1/rules/deploy', { body: { rule_id: otherRule, target: 'local', approval_required: false } });
+    await svc.client.workflow.getHandle(other.body.workflow_id).result();
+    const listed = await svc.request('GET', '/api/v1/deployments?limit=500');
+    expect(listed.body.items.length).toBeGreaterThanOrEqual(2);
+    for (const item of listed.body.items as Array<{ id: string }>) {
+      expect(item).toEqual((await svc.request('GET', `/api/v1/deployments/${item.id}`)).body);
+    }
+    expect(listed.body.items.find((d: { id: string }) => d.id === deploymentId).drift).toHaveLength(1);
+    expect(listed.body.items.find((d: { id: string }) => d.id === other.body.id).drift).toEqual([]);
     const health = await svc.request('GET', `/api/v1/health/rules/${RULE}`);
     expect(health.status).toBe(200);
     expect(health.body.drift).toEqual([expect.objectContaining({ kind: 'missing', target: 'local' })]);
