@@ -29,8 +29,8 @@ export async function readDeployment(db: Db, tenantId: string, id: string): Prom
 /**
  * The tenant's deployments of `ids` (in that order; unknown ids left out) in three queries however
  * many there are, plus one per demoted deployment. A page of the deployment list read each one
- * alone, two or three queries a deployment; at 50 a page that was most of the service's work in
- * the soak once deployments had piled up.
+ * alone, two or three queries a deployment; with pages of 20 that became most of the service's
+ * work in the soak once deployments had piled up.
  */
 export async function readDeployments(db: Db, tenantId: string, ids: readonly string[]): Promise<DeploymentRecord[]> {
   if (ids.length === 0) return [];
