@@ -46,6 +46,7 @@ const envSchema = z.object({
   DETFLOW_WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), port.optional()),
   DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  DETFLOW_PGLITE_VACUUM_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
   // One detection schedule per tenant and local target (a pass over every live rule), or one per deployment.
   DETFLOW_DETECTION_SCHEDULES: z.enum(['per-target', 'per-deployment']).default('per-target'),
   // Webhook retries: the first wait, doubled at each failed attempt up to the longest, for so many attempts.
@@ -97,6 +98,8 @@ export type AppConfig = {
   temporalMetricsAddress: string | undefined;
   /** How often the scheduled drift check compares every target with what detflow deployed there. */
   driftCheckMinutes: number;
+  /** Embedded default only: how often the service vacuums and analyzes its PGlite database (PGlite has no autovacuum). */
+  pgliteVacuumMinutes: number;
   /** Scheduled detection: one schedule per tenant and local target (`per-target`) or per deployment (decision record 0084). */
   detectionSchedules: 'per-target' | 'per-deployment';
   /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
@@ -150,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: e.DETFLOW_WORKER_METRICS_PORT,
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
+    pgliteVacuumMinutes: e.DETFLOW_PGLITE_VACUUM_MINUTES,
     detectionSchedules: e.DETFLOW_DETECTION_SCHEDULES,
     backupDir: path.resolve(e.DETFLOW_BACKUP_DIR ?? path.join(e.DATA_DIR, 'backups')),
     webhookRetry: {

@@ -31,6 +31,12 @@ export type Database = {
    * (backups, written out by `writePgliteDataDir`; PostgreSQL is backed up with pg_dump).
    */
   dumpDataDir?(): Promise<Blob>;
+  /**
+   * PGlite only: VACUUM (ANALYZE) of the whole database. PGlite runs PostgreSQL as a single
+   * backend without autovacuum, so no table is ever analyzed or vacuumed unless asked; see
+   * worker/pglite-vacuum.ts. (PostgreSQL's own autovacuum does this on a server.)
+   */
+  vacuum?(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -65,6 +71,9 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     },
     // Between transactions (and between queries, which dumpDataDir waits for), so no change is half in.
     dumpDataDir: () => client._runExclusiveTransaction(() => client.dumpDataDir('none')),
+    vacuum: async () => {
+      await client.exec('VACUUM (ANALYZE)');
+    },
     close: () => client.close(),
   };
 }

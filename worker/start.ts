@@ -15,6 +15,7 @@ import { DependencyMonitor } from '../lib/dependency-monitor';
 import { createWorker } from './create-worker';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
 import { backupTaker } from './backup';
+import { startPeriodicVacuum } from './pglite-vacuum';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
@@ -74,6 +75,11 @@ async function main() {
     const database = await openDatabase(databaseOptionsFromConfig(config));
     stops.push(() => database.close());
     await database.migrate();
+    if (database.vacuum) {
+      const vacuum = startPeriodicVacuum({ vacuum: database.vacuum }, { everyMs: config.pgliteVacuumMinutes * 60_000, logger });
+      // Before the database closes (stops run last first).
+      stops.push(() => vacuum.stop());
+    }
     const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
     const adopted = await adoptUntargetedEvents(database.db, siem);
     if (adopted > 0) logger.info({ events: adopted }, "events stored before events had a target now belong to their tenant's built-in local target");
