@@ -8,7 +8,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema';
-import { markDatabaseUnreachable } from './unavailable';
+import { markDatabaseBusy, markDatabaseUnreachable } from './unavailable';
 
 export type Schema = typeof schema;
 /** The one database type the rest of the code sees, whichever driver is behind it. */
@@ -46,12 +46,18 @@ export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
 const MIGRATION_LOCK_KEY = 7_424_311;
 
 export type DatabaseOptions =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolSize?: number;
+      /** How long a query waits for a free connection of the pool before it is refused as busy. */
+      poolWaitMs?: number;
+    }
   /** dataDir undefined keeps the database in memory (tests). */
   | { kind: 'pglite'; dataDir: string | undefined };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.kind === 'postgres' ? openPostgres(options.url, options.poolSize ?? 20) : openPglite(options.dataDir);
+  return options.kind === 'postgres' ? openPostgres(options.url, options.poolSize ?? 20, options.poolWaitMs ?? POOL_WAIT_MS) : openPglite(options.dataDir);
 }
 
 async function openPglite(dataDir: string | undefined): Promise<Database> {
@@ -158,11 +164,29 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
 /** Below the readiness probe's 2 s deadline, so the probe reports the database's own error. */
 const CONNECT_TIMEOUT_MS = 1_500;
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+/**
+ * How long a query waits for a connection while all of the pool's are in use (a burst of requests,
+ * transactions queued on one lock): a wait, not an outage, so much longer than a connection attempt.
+ */
+const POOL_WAIT_MS = 10_000;
+
+/**
+ * A client whose own connection attempt is bounded by CONNECT_TIMEOUT_MS. node-postgres' pool has
+ * one `connectionTimeoutMillis` for both a new connection and the wait for a free one: a single
+ * value would either refuse a burst of requests after 1.5 s as the database being away, or let a
+ * host that does not answer hold requests for the whole pool wait.
+ */
+class ConnectBoundedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
+async function openPostgres(url: string, poolSize: number, poolWaitMs: number): Promise<Database> {
   // A server that does not answer a connection attempt (a host gone, a port dropped by a firewall)
   // fails the query in a few seconds instead of holding it until the kernel gives up: requests
   // answer 503 and readiness sees the database down within its probe's deadline.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: poolWaitMs, Client: ConnectBoundedClient });
   // A broken idle connection must not crash the process; the next query reports the problem.
   pool.on('error', () => undefined);
   markConnectFailures(pool);
@@ -192,18 +216,23 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   };
 }
 
+/** What pg-pool says, and only says, when a queued wait for a connection runs out. */
+const POOL_WAIT_EXPIRED = /^timeout exceeded when trying to connect$/;
+
 type ConnectCallback = (err: Error | undefined, client?: pg.PoolClient, release?: (err?: Error) => void) => void;
 
 /**
  * Errors of getting a connection (refused, timed out: every query gets its connection here,
  * `pool.query` included) are marked as the database being unreachable, so they are told from the
- * same socket errors of other peers (see db/unavailable.ts).
+ * same socket errors of other peers, and a wait for a free connection that ran out as the pool
+ * being busy (see db/unavailable.ts).
  */
 function markConnectFailures(pool: pg.Pool): void {
   const connect = pool.connect.bind(pool) as (cb: ConnectCallback) => void;
+  const mark = (err: Error) => (POOL_WAIT_EXPIRED.test(err.message) ? markDatabaseBusy(err) : markDatabaseUnreachable(err));
   const wrapped = (cb?: ConnectCallback) => {
-    if (cb) return connect((err, client, release) => cb(err ? markDatabaseUnreachable(err) : err, client, release));
-    return new Promise<pg.PoolClient>((resolve, reject) => connect((err, client) => (err ? reject(markDatabaseUnreachable(err)) : resolve(client!))));
+    if (cb) return connect((err, client, release) => cb(err ? mark(err) : err, client, release));
+    return new Promise<pg.PoolClient>((resolve, reject) => connect((err, client) => (err ? reject(mark(err)) : resolve(client!))));
   };
   (pool as unknown as { connect: typeof wrapped }).connect = wrapped;
 }

@@ -8,7 +8,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (typeof e !== 'object') return false;
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if ((e as Record<symbol, unknown>)[UNREACHABLE] === true) return true;
+    if ((e as Record<symbol, unknown>)[UNREACHABLE] === true || (e as Record<symbol, unknown>)[BUSY] === true) return true;
     if (typeof code === 'string' && (SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
     if (typeof message === 'string' && CLIENT_MESSAGES.some((m) => m.test(message))) return true;
   }
@@ -27,11 +27,31 @@ export function markDatabaseUnreachable<E>(err: E): E {
 }
 
 /**
+ * Set on a query's wait for a free connection of the pool that ran out: the database answers, but
+ * every connection was in use for the whole wait (the service is overloaded). Such an error is
+ * also `isDatabaseUnavailable` (it passes; runs wait for it as for an outage), and the API tells
+ * the two apart (see api/http/pipeline.ts).
+ */
+const BUSY = Symbol('detflow.databaseBusy');
+
+export function markDatabaseBusy<E>(err: E): E {
+  if (err && typeof err === 'object') Object.defineProperty(err, BUSY, { value: true });
+  return err;
+}
+
+export function isDatabaseBusy(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as Record<symbol, unknown>)[BUSY] === true) return true;
+  }
+  return false;
+}
+
+/**
  * SQLSTATEs of a server going away or not yet accepting: admin_shutdown, crash_shutdown,
  * cannot_connect_now (starting up or shutting down), database_dropped; class 08 (connection
  * exceptions) is matched by prefix.
  */
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '57P04']);
 
-/** What node-postgres says of itself, without a code: the pool's connect timeout, a socket ended. */
-const CLIENT_MESSAGES = [/timeout exceeded when trying to connect/i, /^Connection terminated/, /Client has encountered a connection error/];
+/** What node-postgres says of itself, without a code: a socket ended. (The pool's wait running out is marked busy.) */
+const CLIENT_MESSAGES = [/^Connection terminated/, /Client has encountered a connection error/];

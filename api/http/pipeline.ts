@@ -12,7 +12,7 @@ import { auditSubject } from '../audit/audit-recorder';
 import { limitState, utcDay } from '../limits/rate-limit';
 import type { RequestCounter } from '../limits/request-counter';
 import { isSiemRequestError } from '../../siem/remote/errors';
-import { isDatabaseUnavailable } from '../../db/unavailable';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../../db/unavailable';
 import {
   AppError,
   PROBLEM_BASE,
@@ -180,6 +180,8 @@ const TEMPORAL_UNAVAILABLE = new Set([4, 8, 14]);
 
 /** About a restart of PostgreSQL or a failover: long enough not to hammer it, short enough for CI. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** A burst that filled the pool: it drains in seconds. */
+const DATABASE_BUSY_RETRY_AFTER_SECONDS = 2;
 
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
@@ -189,6 +191,12 @@ function toAppError(err: unknown): AppError | undefined {
   const grpc = err instanceof ServiceError ? err.cause : err;
   if (isGrpcServiceError(grpc) && TEMPORAL_UNAVAILABLE.has(grpc.code)) {
     return problemOf(unavailable(`The workflow service did not answer in time (${grpc.details || grpc.message}); retry later`, 5));
+  }
+  // So is a pool whose connections were all in use for the whole wait: the service is overloaded.
+  if (isDatabaseBusy(err)) {
+    return problemOf(
+      unavailable('Every database connection stayed in use while this request waited for one (the service is overloaded); retry later', DATABASE_BUSY_RETRY_AFTER_SECONDS),
+    );
   }
   // So is a database that refuses connections or dropped one (restarting, failing over, away).
   if (isDatabaseUnavailable(err)) {

@@ -1,10 +1,11 @@
 import type http from 'node:http';
+import net from 'node:net';
 import express from 'express';
 import pino from 'pino';
 import { ServiceError } from '@temporalio/client';
 import { problemHandler } from '../../api/http/pipeline';
 import { openDatabase } from '../../db/client';
-import { isDatabaseUnavailable, markDatabaseUnreachable } from '../../db/unavailable';
+import { isDatabaseBusy, isDatabaseUnavailable, markDatabaseBusy, markDatabaseUnreachable } from '../../db/unavailable';
 
 /** A gRPC error as @grpc/grpc-js makes them: a code, details and metadata. */
 function grpcError(code: number, details: string): Error {
@@ -72,7 +73,6 @@ describe('problemHandler: the database away', () => {
     ['shut down by its administrator (57P01)', pgError('terminating connection due to administrator command', '57P01')],
     ['starting up (57P03)', pgError('the database system is starting up', '57P03')],
     ['a connection exception (08006)', pgError('connection failure', '08006')],
-    ['too slow to accept a connection (pool timeout)', pgError('timeout exceeded when trying to connect')],
     ['gone mid-query', pgError('Connection terminated unexpectedly')],
     ['wrapped by the ORM', new Error('Failed query: select 1', { cause: markDatabaseUnreachable(pgError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')) })],
   ])('answers 503 database-unavailable with Retry-After when it is %s', async (_what, err) => {
@@ -82,6 +82,16 @@ describe('problemHandler: the database away', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(res.headers.get('retry-after')).toBe('5');
     expect(((await res.json()) as { type: string }).type).toMatch(/\/database-unavailable$/);
+  });
+
+  it('answers 503 unavailable, not database-unavailable, when the pool stayed busy for the whole wait', async () => {
+    thrown.err = new Error('Failed query: select 1', { cause: markDatabaseBusy(pgError('timeout exceeded when trying to connect')) });
+    const res = await fetch(`${base}/x`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    const body = (await res.json()) as { type: string; detail: string };
+    expect(body.type).toMatch(/\/unavailable$/);
+    expect(body.detail).toMatch(/overloaded/);
   });
 
   it.each([
@@ -118,6 +128,27 @@ describe('the PostgreSQL pool', () => {
       expect(isDatabaseUnavailable(tx)).toBe(true);
     } finally {
       await database.close();
+    }
+  });
+
+  it('gives up on a server that accepts and never answers after 1.5 s, as unreachable, long before the pool wait', async () => {
+    const silent = net.createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await new Promise((r) => silent.once('listening', r));
+    const { port } = silent.address() as net.AddressInfo;
+    const database = await openDatabase({ kind: 'postgres', url: `postgres://nobody@127.0.0.1:${port}/none`, poolWaitMs: 30_000 });
+    try {
+      const started = Date.now();
+      const err = await database.ping().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(isDatabaseUnavailable(err)).toBe(true);
+      expect(isDatabaseBusy(err)).toBe(false);
+    } finally {
+      await database.close();
+      silent.close();
     }
   });
 });
