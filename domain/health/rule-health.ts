@@ -67,69 +67,106 @@ export type RuleHealth = {
 };
 
 /** Figures of one window, the same for the window asked and the one before it. */
-type WindowFigures = { alerts: number; suppressed: number; snr: Snr; latency: Latency; runs: number; failedRuns: number; lastError: ErrorRate['lastError'] };
+type WindowFigures = { alerts: number; suppressed: number; snr: Snr; latency: Latency; runs: number; failedRuns: number };
 
 const n = (v: unknown) => Number(v ?? 0);
 const orNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+/** The alert figures of a window, as aggregates filtered to it: both windows are read by one scan. */
+function alertFiguresIn(w: HealthWindow) {
+  const inW = sql`${alerts.createdAt} >= ${w.from} and ${alerts.createdAt} < ${w.to}`;
+  const latencyMs = sql`round(extract(epoch from (${alerts.createdAt} - ${alerts.eventTime})) * 1000)::bigint`;
+  return {
+    total: sql<number>`(count(*) filter (where ${inW}))::int`,
+    suppressed: sql<number>`(count(*) filter (where ${inW} and ${alerts.status} = 'suppressed'))::int`,
+    tp: sql<number>`(count(*) filter (where ${inW} and ${alerts.disposition} = 'true_positive'))::int`,
+    fp: sql<number>`(count(*) filter (where ${inW} and ${alerts.disposition} = 'false_positive'))::int`,
+    benign: sql<number>`(count(*) filter (where ${inW} and ${alerts.disposition} = 'benign'))::int`,
+    duplicate: sql<number>`(count(*) filter (where ${inW} and ${alerts.disposition} = 'duplicate'))::int`,
+    none: sql<number>`(count(*) filter (where ${inW} and ${alerts.disposition} is null))::int`,
+    p50: sql<string | null>`percentile_disc(0.5) within group (order by ${latencyMs}) filter (where ${inW})`,
+    p95: sql<string | null>`percentile_disc(0.95) within group (order by ${latencyMs}) filter (where ${inW})`,
+    max: sql<string | null>`max(${latencyMs}) filter (where ${inW})`,
+  };
+}
+
+/**
+ * The figures of the window asked and of the one before it (adjacent, the earlier first): one
+ * query over the rule's alerts and one over its detection runs, each spanning both windows.
+ */
 async function windowFigures(
   db: Db,
   tenantId: string,
   ruleId: string,
   targetIds: readonly string[],
   deploymentIds: readonly string[],
-  w: HealthWindow,
-): Promise<WindowFigures> {
-  const latencyMs = sql`round(extract(epoch from (${alerts.createdAt} - ${alerts.eventTime})) * 1000)::bigint`;
+  [previous, current]: readonly [HealthWindow, HealthWindow],
+): Promise<[WindowFigures, WindowFigures]> {
   const [a] = targetIds.length
     ? await db
-        .select({
-          total: sql<number>`count(*)::int`,
-          suppressed: sql<number>`(count(*) filter (where ${alerts.status} = 'suppressed'))::int`,
-          tp: sql<number>`(count(*) filter (where ${alerts.disposition} = 'true_positive'))::int`,
-          fp: sql<number>`(count(*) filter (where ${alerts.disposition} = 'false_positive'))::int`,
-          benign: sql<number>`(count(*) filter (where ${alerts.disposition} = 'benign'))::int`,
-          duplicate: sql<number>`(count(*) filter (where ${alerts.disposition} = 'duplicate'))::int`,
-          none: sql<number>`(count(*) filter (where ${alerts.disposition} is null))::int`,
-          p50: sql<string | null>`percentile_disc(0.5) within group (order by ${latencyMs})`,
-          p95: sql<string | null>`percentile_disc(0.95) within group (order by ${latencyMs})`,
-          max: sql<string | null>`max(${latencyMs})`,
-        })
+        .select({ previous: alertFiguresIn(previous), current: alertFiguresIn(current) })
         .from(alerts)
         .where(
-          and(eq(alerts.tenantId, tenantId), eq(alerts.ruleId, ruleId), inArray(alerts.targetId, [...targetIds]), gte(alerts.createdAt, w.from), lt(alerts.createdAt, w.to)),
+          and(
+            eq(alerts.tenantId, tenantId),
+            eq(alerts.ruleId, ruleId),
+            inArray(alerts.targetId, [...targetIds]),
+            gte(alerts.createdAt, previous.from),
+            lt(alerts.createdAt, current.to),
+          ),
         )
     : [undefined];
-  const total = n(a?.total);
-  const runsIn = and(
-    eq(detectionRuns.tenantId, tenantId),
-    inArray(detectionRuns.deploymentId, [...deploymentIds]),
-    gte(detectionRuns.startedAt, w.from),
-    lt(detectionRuns.startedAt, w.to),
-  );
+  const runsIn = (w: HealthWindow) => sql`${detectionRuns.startedAt} >= ${w.from} and ${detectionRuns.startedAt} < ${w.to}`;
   const [r] = deploymentIds.length
     ? await db
-        .select({ runs: sql<number>`count(*)::int`, failed: sql<number>`(count(*) filter (where ${detectionRuns.error} is not null))::int` })
+        .select({
+          previousRuns: sql<number>`(count(*) filter (where ${runsIn(previous)}))::int`,
+          previousFailed: sql<number>`(count(*) filter (where ${runsIn(previous)} and ${detectionRuns.error} is not null))::int`,
+          currentRuns: sql<number>`(count(*) filter (where ${runsIn(current)}))::int`,
+          currentFailed: sql<number>`(count(*) filter (where ${runsIn(current)} and ${detectionRuns.error} is not null))::int`,
+        })
         .from(detectionRuns)
-        .where(runsIn)
+        .where(
+          and(
+            eq(detectionRuns.tenantId, tenantId),
+            inArray(detectionRuns.deploymentId, [...deploymentIds]),
+            gte(detectionRuns.startedAt, previous.from),
+            lt(detectionRuns.startedAt, current.to),
+          ),
+        )
     : [undefined];
-  const [last] = deploymentIds.length
-    ? await db
-        .select({ message: detectionRuns.error, at: detectionRuns.startedAt, deploymentId: detectionRuns.deploymentId })
-        .from(detectionRuns)
-        .where(and(runsIn, isNotNull(detectionRuns.error)))
-        .orderBy(desc(detectionRuns.startedAt))
-        .limit(1)
-    : [];
-  return {
-    alerts: total,
-    suppressed: n(a?.suppressed),
-    snr: snrOf({ truePositives: n(a?.tp), falsePositives: n(a?.fp), benign: n(a?.benign), duplicates: n(a?.duplicate), undispositioned: n(a?.none) }),
-    latency: latencyOf(total, orNull(a?.p50), orNull(a?.p95), orNull(a?.max)),
-    runs: n(r?.runs),
-    failedRuns: n(r?.failed),
-    lastError: last ? { message: last.message!, at: last.at, deploymentId: last.deploymentId } : null,
+  const figures = (f: { [K in keyof ReturnType<typeof alertFiguresIn>]: unknown } | undefined, runs: unknown, failed: unknown): WindowFigures => {
+    const total = n(f?.total);
+    return {
+      alerts: total,
+      suppressed: n(f?.suppressed),
+      snr: snrOf({ truePositives: n(f?.tp), falsePositives: n(f?.fp), benign: n(f?.benign), duplicates: n(f?.duplicate), undispositioned: n(f?.none) }),
+      latency: latencyOf(total, orNull(f?.p50), orNull(f?.p95), orNull(f?.max)),
+      runs: n(runs),
+      failedRuns: n(failed),
+    };
   };
+  return [figures(a?.previous, r?.previousRuns, r?.previousFailed), figures(a?.current, r?.currentRuns, r?.currentFailed)];
+}
+
+/** The latest failed detection run of the rule's deployments in the window: what the error rate shows. */
+async function lastErrorIn(db: Db, tenantId: string, deploymentIds: readonly string[], w: HealthWindow): Promise<ErrorRate['lastError']> {
+  if (deploymentIds.length === 0) return null;
+  const [last] = await db
+    .select({ message: detectionRuns.error, at: detectionRuns.startedAt, deploymentId: detectionRuns.deploymentId })
+    .from(detectionRuns)
+    .where(
+      and(
+        eq(detectionRuns.tenantId, tenantId),
+        inArray(detectionRuns.deploymentId, [...deploymentIds]),
+        gte(detectionRuns.startedAt, w.from),
+        lt(detectionRuns.startedAt, w.to),
+        isNotNull(detectionRuns.error),
+      ),
+    )
+    .orderBy(desc(detectionRuns.startedAt))
+    .limit(1);
+  return last ? { message: last.message!, at: last.at, deploymentId: last.deploymentId } : null;
 }
 
 /** The tenant's rule (404 when it has none), and the target the query names (404 when unknown or outside the token's environments). */
@@ -196,11 +233,11 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
   const inWindow = all.filter((d) => d.activatedAt !== null && d.activatedAt < window.to && (d.endedAt === null || d.endedAt >= window.from));
   const live = all.filter((d) => (LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(d.status));
 
-  const [current, previous] = await Promise.all([
-    windowFigures(db, actor.tenantId, ruleId, targetIds, deploymentIds, window),
-    windowFigures(db, actor.tenantId, ruleId, targetIds, deploymentIds, previousWindow),
+  const [[previous, current], lastError] = await Promise.all([
+    windowFigures(db, actor.tenantId, ruleId, targetIds, deploymentIds, [previousWindow, window]),
+    lastErrorIn(db, actor.tenantId, deploymentIds, window),
   ]);
-  const errorRate = errorRateOf(current.runs, current.failedRuns, current.lastError, thresholds);
+  const errorRate = errorRateOf(current.runs, current.failedRuns, lastError, thresholds);
 
   const days = deploymentIds.length
     ? await db
@@ -265,7 +302,7 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
       alerts: changeOf(current.alerts, previous.alerts),
       snr: changeOf(current.snr.ratio, previous.snr.ratio),
       precision: changeOf(current.snr.precision, previous.snr.precision),
-      errorRate: changeOf(errorRate.rate, errorRateOf(previous.runs, previous.failedRuns, previous.lastError, thresholds).rate),
+      errorRate: changeOf(errorRate.rate, errorRateOf(previous.runs, previous.failedRuns, null, thresholds).rate),
       latencyP95Ms: changeOf(current.latency.p95Ms, previous.latency.p95Ms),
     },
     deployments: live,

@@ -166,9 +166,11 @@ export async function tenantStats(con: DuckDBConnection, tenantId: string, targe
 export type FieldPresence = { events: number; fields: Record<string, number>; newestEventTime: Date | null };
 
 /**
- * Data quality of one logsource on one target, in one scan: the events since `since`, how many of
- * them carry each field (its text value is not NULL: an own property whose value is not JSON
- * null, read as the rules read it), and the newest event time of the logsource at any time.
+ * Data quality of one logsource on one target: the events since `since`, how many of them carry
+ * each field (its text value is not NULL: an own property whose value is not JSON null, read as the
+ * rules read it), and the newest event time of the logsource at any time. The scan reads only the
+ * row groups whose event times reach `since` (DuckDB prunes the rest by their min/max), not the
+ * whole retention; only a logsource with no event since then is scanned again for its newest.
  */
 export async function fieldPresence(
   con: DuckDBConnection,
@@ -178,15 +180,15 @@ export async function fieldPresence(
   fields: readonly string[],
   since: Date,
 ): Promise<FieldPresence> {
-  const recent = `event_time >= ${timeLiteral(since, 'since')}`;
-  const perField = fields.map((f, i) => `, count(*) FILTER (WHERE ${recent} AND ${fieldExpression(f)} IS NOT NULL) AS f${i}`).join('');
+  const scope = `${targetScope(tenantId, targetId)}${logsourceScope(logsource)}`;
+  const perField = fields.map((f, i) => `, count(*) FILTER (WHERE ${fieldExpression(f)} IS NOT NULL) AS f${i}`).join('');
   const r = (
     await queryRows(
       con,
-      `SELECT count(*) FILTER (WHERE ${recent}) AS n, epoch_us(max(event_time)) AS newest${perField}
-       FROM ${EVENTS_TABLE} WHERE ${targetScope(tenantId, targetId)}${logsourceScope(logsource)}`,
+      `SELECT count(*) AS n, epoch_us(max(event_time)) AS newest${perField} FROM ${EVENTS_TABLE} WHERE ${scope} AND event_time >= ${timeLiteral(since, 'since')}`,
     )
   )[0]!;
+  if (r.newest === null) r.newest = (await queryRows(con, `SELECT epoch_us(max(event_time)) AS newest FROM ${EVENTS_TABLE} WHERE ${scope}`))[0]!.newest;
   return {
     events: Number(r.n),
     fields: Object.fromEntries(fields.map((f, i) => [f, Number(r[`f${i}`])])),
