@@ -291,17 +291,23 @@ async function main(): Promise<void> {
       `flows besides: a replay every ${REPLAY_EVERY_S} s (read until done), a deploy with approval every ${DEPLOY_EVERY_S} s (new version, author submits, reviewer approves, read until active), a rollback every ${ROLLBACK_EVERY_S} s; ${RULES} rules, ${EVENTS_PER_BATCH} events per ingest batch, ${MATCH_RATE} of them matching a rule\n`,
   );
 
-  const service: ServiceProcess = spawnService('worker/start.ts', {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    TEMPORAL_PORT: String(tPort),
-    TEMPORAL_UI_PORT: String(uiPort),
-    TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
-    LOG_LEVEL: 'warn',
-    // The embedded default keeps the database (PGlite) in the service's own thread; with this set,
-    // the soak measures the service on PostgreSQL instead (a fresh, empty database is expected).
-    ...(process.env.DETFLOW_SOAK_DATABASE_URL ? { DATABASE_URL: process.env.DETFLOW_SOAK_DATABASE_URL, DETFLOW_SECRET_KEY: 'soak' } : {}),
-  });
+  // E.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, to see what the service's thread did (Node refuses them in NODE_OPTIONS).
+  const nodeArgs = (process.env.DETFLOW_SOAK_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service: ServiceProcess = spawnService(
+    'worker/start.ts',
+    {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_PORT: String(tPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
+      LOG_LEVEL: 'warn',
+      // The embedded default keeps the database (PGlite) in the service's own thread; with this set,
+      // the soak measures the service on PostgreSQL instead (a fresh, empty database is expected).
+      ...(process.env.DETFLOW_SOAK_DATABASE_URL ? { DATABASE_URL: process.env.DETFLOW_SOAK_DATABASE_URL, DETFLOW_SECRET_KEY: 'soak' } : {}),
+    },
+    nodeArgs,
+  );
   const stop = async () => {
     if (service.child.exitCode === null && service.child.signalCode === null) {
       service.child.kill('SIGTERM');

@@ -16,10 +16,10 @@ export type ServiceProcess = {
   waitFor(pattern: RegExp, seconds: number): Promise<RegExpExecArray>;
 };
 
-export function spawnService(entry: string, env: Record<string, string | undefined>): ServiceProcess {
+export function spawnService(entry: string, env: Record<string, string | undefined>, nodeArgs: readonly string[] = []): ServiceProcess {
   // tsx's loader in this very process (not its CLI, which runs the entry in a second process): a
   // signal to the child is a signal to the service, as `kill -9` of a deployed process would be.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
