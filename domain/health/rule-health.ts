@@ -126,14 +126,7 @@ async function windowFigures(
           currentFailed: sql<number>`(count(*) filter (where ${runsIn(current)} and ${detectionRuns.error} is not null))::int`,
         })
         .from(detectionRuns)
-        .where(
-          and(
-            eq(detectionRuns.tenantId, tenantId),
-            inArray(detectionRuns.deploymentId, [...deploymentIds]),
-            gte(detectionRuns.startedAt, previous.from),
-            lt(detectionRuns.startedAt, current.to),
-          ),
-        )
+        .where(runsOf(tenantId, deploymentIds, { from: previous.from, to: current.to }))
     : [undefined];
   const figures = (f: { [K in keyof ReturnType<typeof alertFiguresIn>]: unknown } | undefined, runs: unknown, failed: unknown): WindowFigures => {
     const total = n(f?.total);
@@ -149,21 +142,23 @@ async function windowFigures(
   return [figures(a?.previous, r?.previousRuns, r?.previousFailed), figures(a?.current, r?.currentRuns, r?.currentFailed)];
 }
 
+/** The detection runs of the deployments started in the window. */
+function runsOf(tenantId: string, deploymentIds: readonly string[], w: HealthWindow) {
+  return and(
+    eq(detectionRuns.tenantId, tenantId),
+    inArray(detectionRuns.deploymentId, [...deploymentIds]),
+    gte(detectionRuns.startedAt, w.from),
+    lt(detectionRuns.startedAt, w.to),
+  );
+}
+
 /** The latest failed detection run of the rule's deployments in the window: what the error rate shows. */
 async function lastErrorIn(db: Db, tenantId: string, deploymentIds: readonly string[], w: HealthWindow): Promise<ErrorRate['lastError']> {
   if (deploymentIds.length === 0) return null;
   const [last] = await db
     .select({ message: detectionRuns.error, at: detectionRuns.startedAt, deploymentId: detectionRuns.deploymentId })
     .from(detectionRuns)
-    .where(
-      and(
-        eq(detectionRuns.tenantId, tenantId),
-        inArray(detectionRuns.deploymentId, [...deploymentIds]),
-        gte(detectionRuns.startedAt, w.from),
-        lt(detectionRuns.startedAt, w.to),
-        isNotNull(detectionRuns.error),
-      ),
-    )
+    .where(and(runsOf(tenantId, deploymentIds, w), isNotNull(detectionRuns.error)))
     .orderBy(desc(detectionRuns.startedAt))
     .limit(1);
   return last ? { message: last.message!, at: last.at, deploymentId: last.deploymentId } : null;
