@@ -5,10 +5,9 @@
  * chain of causes is searched.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if (typeof e !== 'object') return false;
+  for (const e of causesOf(err)) {
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if ((e as Record<symbol, unknown>)[UNREACHABLE] === true || (e as Record<symbol, unknown>)[BUSY] === true) return true;
+    if (e[UNREACHABLE] === true || e[BUSY] === true) return true;
     if (typeof code === 'string' && (SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
     if (typeof message === 'string' && CLIENT_MESSAGES.some((m) => m.test(message))) return true;
   }
@@ -40,10 +39,15 @@ export function markDatabaseBusy<E>(err: E): E {
 }
 
 export function isDatabaseBusy(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as Record<symbol, unknown>)[BUSY] === true) return true;
-  }
+  for (const e of causesOf(err)) if (e[BUSY] === true) return true;
   return false;
+}
+
+/** The error and its chain of causes, as far as they are objects (at most 8 deep). */
+function* causesOf(err: unknown): Generator<Record<PropertyKey, unknown>> {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    yield e as Record<PropertyKey, unknown>;
+  }
 }
 
 /**
