@@ -1,8 +1,9 @@
-import { and, eq, lt } from 'drizzle-orm';
+import { lt } from 'drizzle-orm';
 import type { DomainDeps } from '../../deps';
-import { apiTokens, slackCallbacksSeen, tenants } from '../../../db/schema';
-import { insufficientScope, invalidRequest, Refusal } from '../../errors';
-import { effectivePermissions, type Actor } from '../../tenants/actor';
+import { slackCallbacksSeen } from '../../../db/schema';
+import { invalidRequest, Refusal } from '../../errors';
+import type { Actor } from '../../tenants/actor';
+import { reviewerActor } from '../chat-reviewers';
 import { requireObjectInScope } from '../../tenants/scope';
 import { decideApproval } from '../../approvals/decide';
 import type { ApprovalRecord } from '../../approvals/approvals';
@@ -59,7 +60,8 @@ export async function takeSlackInteraction(deps: DomainDeps, callback: SlackCall
   const teamId = payload.team?.id ?? payload.user.team_id ?? '';
   trace.slackUser = `${teamId}/${payload.user.id}`;
   try {
-    const actor = await reviewerFor(deps, callback.tenantId, integration.reviewers, teamId, payload.user.id, now);
+    const mapped = integration.reviewers.find((r) => r.team_id === teamId && r.user_id === payload.user.id);
+    const actor = await reviewerActor(deps, callback.tenantId, mapped?.api_key_id, `Slack user ${trace.slackUser}`, '/settings/integrations/slack', now);
     trace.actor = actor;
     await requireObjectInScope(db, actor, 'approval', action.value);
     const decided = await decideApproval(deps, actor, action.value, { decision, comment: `Decided in Slack by ${trace.slackUser}` });
@@ -103,37 +105,4 @@ function parsePayload(rawBody: Buffer): BlockActionsPayload {
     );
   }
   return parsed.data;
-}
-
-/** The actor a Slack user decides as: their mapped token, if it is live and holds `approve`. */
-async function reviewerFor(
-  deps: DomainDeps,
-  tenantId: string,
-  reviewers: ReadonlyArray<{ team_id: string; user_id: string; api_key_id: string }>,
-  teamId: string,
-  userId: string,
-  now: Date,
-): Promise<Actor> {
-  const mapped = reviewers.find((r) => r.team_id === teamId && r.user_id === userId);
-  if (!mapped) throw insufficientScope(`Slack user ${teamId}/${userId} is not mapped to a detflow reviewer; an admin maps them in /settings/integrations/slack`);
-  const [row] = await deps.database.db
-    .select({ token: apiTokens, tier: tenants.tier })
-    .from(apiTokens)
-    .innerJoin(tenants, eq(tenants.id, apiTokens.tenantId))
-    .where(and(eq(apiTokens.id, mapped.api_key_id), eq(apiTokens.tenantId, tenantId)));
-  const token = row?.token;
-  if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) {
-    throw insufficientScope(`The API key Slack user ${teamId}/${userId} is mapped to is revoked, expired or gone`);
-  }
-  const permissions = effectivePermissions(token.permissions);
-  if (!permissions.has('approve')) throw insufficientScope(`The API key Slack user ${teamId}/${userId} is mapped to does not hold approve`);
-  return {
-    tokenId: token.id,
-    tenantId,
-    tier: row.tier,
-    permissions,
-    environments: token.environments ?? null,
-    principal: token.principal,
-    expiresAt: token.expiresAt,
-  };
 }

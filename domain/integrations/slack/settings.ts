@@ -1,9 +1,10 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { DomainDeps } from '../../deps';
 import type { Db } from '../../../db/client';
-import { apiTokens, slackIntegrations, type SlackReviewer } from '../../../db/schema';
+import { slackIntegrations, type SlackReviewer } from '../../../db/schema';
 import { invalidRequest, notFound } from '../../errors';
-import { effectivePermissions, type Actor } from '../../tenants/actor';
+import type { Actor } from '../../tenants/actor';
+import { checkReviewerKeys, refuseDuplicateReviewers } from '../chat-reviewers';
 
 /** The tenant's Slack app: its signing secret (sealed, never shown) and who may decide from Slack. */
 export type SlackIntegrationRow = typeof slackIntegrations.$inferSelect;
@@ -30,29 +31,8 @@ export async function putSlackIntegration(deps: DomainDeps, auth: Actor, request
   if (!existing && request.signingSecret === undefined) {
     throw invalidRequest('A signing secret is required when the Slack app is first set', [{ pointer: '/body/signing_secret', message: 'required' }]);
   }
-  const seen = new Set<string>();
-  request.reviewers.forEach((r, i) => {
-    const key = `${r.team_id}/${r.user_id}`;
-    if (seen.has(key)) throw invalidRequest(`Slack user ${key} is mapped twice`, [{ pointer: `/body/reviewers/${i}`, message: 'duplicate Slack user' }]);
-    seen.add(key);
-  });
-  const ids = [...new Set(request.reviewers.map((r) => r.api_key_id))];
-  const tokens = ids.length
-    ? await db
-        .select()
-        .from(apiTokens)
-        .where(and(eq(apiTokens.tenantId, auth.tenantId), inArray(apiTokens.id, ids)))
-    : [];
-  const byId = new Map(tokens.map((t) => [t.id, t]));
-  request.reviewers.forEach((r, i) => {
-    const token = byId.get(r.api_key_id);
-    const pointer = `/body/reviewers/${i}/api_key_id`;
-    if (!token) throw invalidRequest(`No API key ${r.api_key_id} in this tenant`, [{ pointer, message: 'unknown API key' }]);
-    if (token.revokedAt) throw invalidRequest(`API key ${r.api_key_id} is revoked`, [{ pointer, message: 'revoked' }]);
-    if (!effectivePermissions(token.permissions).has('approve')) {
-      throw invalidRequest(`API key ${r.api_key_id} does not hold the approve permission`, [{ pointer, message: 'lacks approve' }]);
-    }
-  });
+  refuseDuplicateReviewers(request.reviewers, (r) => `${r.team_id}/${r.user_id}`, 'Slack user');
+  await checkReviewerKeys(db, auth.tenantId, request.reviewers);
   const signingSecret = request.signingSecret !== undefined ? deps.secrets.seal(request.signingSecret) : existing!.signingSecret;
   const values = { tenantId: auth.tenantId, signingSecret, reviewers: request.reviewers, updatedAt: new Date() };
   const [row] = await db.insert(slackIntegrations).values(values).onConflictDoUpdate({ target: slackIntegrations.tenantId, set: values }).returning();
