@@ -24,6 +24,8 @@ import { webhookRoutes } from './settings/webhook.routes';
 import { backupRoutes } from './settings/backup.routes';
 import { slackIntegrationRoutes } from './integrations/slack.routes';
 import { SLACK_INTERACTIONS_PATH, slackInteractionHandlers } from './integrations/slack-interactions';
+import { mattermostIntegrationRoutes } from './integrations/mattermost.routes';
+import { MATTERMOST_ACTIONS_PATH, mattermostActionHandlers } from './integrations/mattermost-actions';
 import { targetRoutes } from './settings/targets.routes';
 import { eventRoutes } from './events/events.routes';
 import { alertRoutes } from './alerts/alerts.routes';
@@ -84,6 +86,7 @@ export function buildApp(given: ApiDeps): App {
     ...webhookRoutes(deps),
     ...backupRoutes(deps),
     ...slackIntegrationRoutes(deps),
+    ...mattermostIntegrationRoutes(deps),
     ...targetRoutes(deps),
     ...eventRoutes(deps),
     ...alertRoutes(deps),
@@ -147,6 +150,12 @@ export function buildApp(given: ApiDeps): App {
     SLACK_INTERACTIONS_PATH,
     identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }),
     ...slackInteractionHandlers(deps),
+  );
+  // Mattermost's button callbacks carry no token either: the token in the button's context authenticates them.
+  api.post(
+    MATTERMOST_ACTIONS_PATH,
+    identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: false }),
+    ...mattermostActionHandlers(deps),
   );
 
   api.use(identifyAndLimit(deps.database, tokenCache, failureThrottle, requestCounter, now, { requireAuth: true }));

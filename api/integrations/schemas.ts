@@ -33,3 +33,35 @@ export const SlackIntegration = openapi(
   }),
   'SlackIntegration',
 );
+
+export const MattermostReviewer = z
+  .object({
+    user_id: z
+      .string()
+      .regex(/^[a-z0-9]{26}$/, 'a Mattermost user id: 26 lower-case letters and digits')
+      .describe('The Mattermost user id'),
+    api_key_id: z.uuid().describe('The detflow API key (holding approve) this Mattermost user decides as: four-eyes compares its principal'),
+  })
+  .strict();
+
+export const PutMattermostIntegrationBody = openapi(
+  z
+    .object({
+      reviewers: z.array(MattermostReviewer).max(500).default([]),
+      rotate_action_key: z
+        .boolean()
+        .default(false)
+        .describe("Make a new key for the buttons' tokens: buttons already posted stop working (use it if a notification's body may have leaked)"),
+    })
+    .strict(),
+  'PutMattermostIntegration',
+);
+
+export const MattermostIntegration = openapi(
+  z.object({
+    reviewers: z.array(MattermostReviewer),
+    actions_url: z.string().describe('Where the buttons send their clicks: DETFLOW_PUBLIC_URL, or the address this request came to; Mattermost must reach it'),
+    updated_at: z.string(),
+  }),
+  'MattermostIntegration',
+);

@@ -32,3 +32,22 @@ export const slackCallbacksSeen = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.signature] }), index('slack_callbacks_seen_at').on(t.receivedAt)],
 );
+
+/** A Mattermost user who may decide, and the detflow token (holding `approve`) they decide as. */
+export type MattermostReviewer = { user_id: string; api_key_id: string };
+
+/**
+ * A Mattermost channel's interactive approval buttons. Mattermost does not sign its callbacks, so
+ * each button carries a token detflow derives from `actionKey` (a key detflow made, never shown)
+ * for that approval and decision; `actionsUrl` is where the buttons send their clicks.
+ */
+export const mattermostIntegrations = pgTable('mattermost_integrations', {
+  tenantId: text('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  /** Random key for the buttons' tokens, encrypted with DETFLOW_SECRET_KEY. */
+  actionKey: text('action_key').notNull(),
+  actionsUrl: text('actions_url').notNull(),
+  reviewers: jsonb('reviewers').$type<MattermostReviewer[]>().notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { slackIntegrations, webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
+import { mattermostIntegrations, slackIntegrations, webhookAttempts, webhookDeliveries, webhookSettings, type WebhookEvent } from '../../db/schema';
 import type { SecretBox } from '../../config/secret-box';
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetry } from '../../config/env';
 import { buildWebhookBody, signWebhook } from './webhook-message';
@@ -44,6 +44,13 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
     });
   }
 
+  /** The tenant's chat apps that can take a click on an approval's buttons. */
+  async function chatApps(tenantId: string) {
+    const [slack] = await db.select({ t: slackIntegrations.tenantId }).from(slackIntegrations).where(eq(slackIntegrations.tenantId, tenantId));
+    const [mattermost] = await db.select().from(mattermostIntegrations).where(eq(mattermostIntegrations.tenantId, tenantId));
+    return { slackApp: slack !== undefined, mattermost: mattermost && { actionKey: secrets.open(mattermost.actionKey), actionsUrl: mattermost.actionsUrl } };
+  }
+
   return {
     /** The retry schedule is the worker's configuration, which a workflow cannot read itself. */
     async webhookRetryPolicy(): Promise<WebhookRetry> {
@@ -59,9 +66,7 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
       const [settings] = await db.select().from(webhookSettings).where(eq(webhookSettings.tenantId, input.tenantId));
       if (!settings || !settings.enabled || !(settings.events.includes(input.event) || input.event === 'webhook.test')) return null;
       const id = crypto.randomUUID();
-      const slackApp =
-        input.event === 'approval.requested' &&
-        (await db.select({ t: slackIntegrations.tenantId }).from(slackIntegrations).where(eq(slackIntegrations.tenantId, input.tenantId))).length > 0;
+      const chat = input.event === 'approval.requested' ? await chatApps(input.tenantId) : { slackApp: false, mattermost: undefined };
       await db
         .insert(webhookDeliveries)
         .values({
@@ -71,7 +76,7 @@ export function webhookDelivery({ db, secrets, fetchImpl = fetch, now = () => ne
           sourceKey: input.sourceKey,
           url: settings.url,
           status: 'pending',
-          payload: buildWebhookBody({ event: input.event, deliveryId: id, tenantId: input.tenantId, createdAt: now(), data: input.data, slackApp }),
+          payload: buildWebhookBody({ event: input.event, deliveryId: id, tenantId: input.tenantId, createdAt: now(), data: input.data, ...chat }),
         })
         .onConflictDoNothing();
       const [row] = await db

@@ -1,10 +1,16 @@
 import crypto from 'node:crypto';
 import type { WebhookEvent } from '../../db/schema';
 import { approvalButtons, type ActionsBlock } from '../integrations/slack/blocks';
+import { approvalAttachment, type MattermostAttachment } from '../integrations/mattermost/buttons';
 
-/** The body a webhook receives: Slack-compatible (`text`, `blocks`) plus the structured event. */
+/**
+ * The body a webhook receives: Slack-compatible (`text`, `blocks`; Mattermost takes `text` and
+ * `attachments`) plus the structured event.
+ */
 export type WebhookBody = {
   text: string;
+  /** Mattermost's approval buttons, when the tenant has a Mattermost integration. */
+  attachments?: MattermostAttachment[];
   blocks: Array<{ type: 'section'; text: { type: 'mrkdwn'; text: string } } | { type: 'context'; elements: Array<{ type: 'mrkdwn'; text: string }> } | ActionsBlock>;
   event: WebhookEvent;
   delivery_id: string;
@@ -57,15 +63,19 @@ export function buildWebhookBody(input: {
   data: Record<string, unknown>;
   /** The tenant has a Slack app whose interactivity points at detflow: buttons someone can click. */
   slackApp: boolean;
+  /** The tenant's Mattermost buttons: their URL, and the key their tokens are made with. */
+  mattermost?: { actionKey: string; actionsUrl: string } | undefined;
 }): WebhookBody {
   const text = summarize(input.event, input.data);
+  const approvalId = input.event === 'approval.requested' && typeof input.data.approval_id === 'string' ? input.data.approval_id : undefined;
   return {
     text,
+    ...(input.mattermost && approvalId ? { attachments: [approvalAttachment({ text, tenantId: input.tenantId, approvalId, ...input.mattermost })] } : {}),
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text } },
       { type: 'context', elements: [{ type: 'mrkdwn', text: `detflow · ${input.event} · tenant ${input.tenantId}` }] },
       // Approve / Reject / Request changes, for a Slack app whose interactivity points at detflow.
-      ...(input.slackApp && input.event === 'approval.requested' && typeof input.data.approval_id === 'string' ? [approvalButtons(input.data.approval_id)] : []),
+      ...(input.slackApp && approvalId ? [approvalButtons(approvalId)] : []),
     ],
     event: input.event,
     delivery_id: input.deliveryId,
