@@ -413,6 +413,13 @@ async function main(): Promise<void> {
     let cpuBefore = { service: procFigures(pid)?.cpuSeconds ?? 0, temporal: procFigures(temporalPid)?.cpuSeconds ?? 0 };
     let windowStart = t0;
     let nextSample = 10_000;
+    // Where the service's memory is held (its /metrics, sampled there every 15 s): rss, V8's heap,
+    // array buffers (PGlite's WebAssembly memory), DuckDB's own count.
+    let memory: Record<string, number> = {};
+    const readMemory = async () => {
+      const text = await fetch(`${api.base}/metrics`).then((r) => r.text());
+      for (const m of text.matchAll(/^detflow_process_memory_bytes\{component="(\w+)"\} (\d+)/gm)) memory[m[1]!] = Number(m[2]);
+    };
 
     const startFlow = (kind: 'deploy' | 'rollback') => {
       const candidates = rules.map((s, i) => ({ s, i })).filter(({ s }) => !s.busy && (kind === 'deploy' || (s.deploys >= 2 && !s.rolledBackLast)));
@@ -452,6 +459,9 @@ async function main(): Promise<void> {
         'p99 ms': p99.toFixed(1),
         'service RSS MB': svc ? svc.rssMb.toFixed(0) : '?',
         'service CPU %': svc ? (((svc.cpuSeconds - cpuBefore.service) / seconds) * 100).toFixed(0) : '?',
+        'memory MB (V8 heap/array buffers/DuckDB)': ['v8_heap_used', 'array_buffers', 'event_store']
+          .map((c) => (memory[c] === undefined ? '?' : (memory[c]! / 2 ** 20).toFixed(0)))
+          .join('/'),
         'Temporal RSS MB': tmp ? tmp.rssMb.toFixed(0) : '?',
         'Temporal CPU %': tmp ? (((tmp.cpuSeconds - cpuBefore.temporal) / seconds) * 100).toFixed(0) : '?',
         'load 1/5 min': os
@@ -507,6 +517,7 @@ async function main(): Promise<void> {
         }
         if (elapsed >= nextSample) {
           nextSample += 10_000;
+          void readMemory().catch(() => (memory = {}));
           const h = elapsed / 3_600_000;
           if (elapsed > windowMs) {
             const s = procFigures(pid);

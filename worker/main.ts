@@ -8,6 +8,7 @@ import { connectClient, ensureSearchAttributes } from './temporal-client';
 import { createWorker } from './create-worker';
 import { adoptUntargetedEvents } from '../domain/targets/untargeted-events';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { startMemorySampler } from './memory-sampler';
 import { startMetricsServer } from './metrics-server';
 
 /** The worker alone, for the scaled topology (see docker-compose.yml). */
@@ -26,6 +27,7 @@ async function main() {
   const secrets = SecretBox.fromConfig(config);
   const metrics = createServiceMetrics();
   const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
+  const memorySampler = startMemorySampler({ metrics, eventStoreBytes: () => siem.localStore.memoryBytes(), logger });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();
   const adopted = await adoptUntargetedEvents(database.db, siem);
@@ -55,6 +57,7 @@ async function main() {
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks.
   await worker.run();
   await metricsServer?.close();
+  await memorySampler.stop();
   await connection.close();
   await client.connection.close();
   await database.close();

@@ -14,6 +14,7 @@ import { connectClient, ensureSearchAttributes, probeTemporal } from './temporal
 import { DependencyMonitor } from '../lib/dependency-monitor';
 import { createWorker } from './create-worker';
 import { createServiceMetrics } from '../lib/metrics/service-metrics';
+import { startMemorySampler } from './memory-sampler';
 import { backupTaker } from './backup';
 import { startPeriodicVacuum } from './pglite-vacuum';
 
@@ -72,6 +73,9 @@ async function main() {
     const metrics = createServiceMetrics();
     const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
     stops.push(() => siem.close());
+    const memorySampler = startMemorySampler({ metrics, eventStoreBytes: () => siem.localStore.memoryBytes(), logger });
+    // Before the event store closes (stops run last first).
+    stops.push(() => memorySampler.stop());
     const database = await openDatabase(databaseOptionsFromConfig(config));
     stops.push(() => database.close());
     await database.migrate();

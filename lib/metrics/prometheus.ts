@@ -1,7 +1,7 @@
 /**
- * A minimal Prometheus registry: counters and histograms with labels, exposed in the text format
- * 0.0.4 (https://prometheus.io/docs/instrumenting/exposition_formats/). Only what detflow records;
- * no gauges, summaries or default process metrics. A registry is an object: each process (or test)
+ * A minimal Prometheus registry: counters, gauges and histograms with labels, exposed in the text
+ * format 0.0.4 (https://prometheus.io/docs/instrumenting/exposition_formats/). Only what detflow
+ * records; no summaries or default process metrics. A registry is an object: each process (or test)
  * makes its own, so nothing is shared through module state.
  */
 
@@ -54,7 +54,7 @@ abstract class Metric<L extends string> {
     return this.labelNames.map((l, i) => [l, values[i]!] as const);
   }
 
-  abstract get type(): 'counter' | 'histogram';
+  abstract get type(): 'counter' | 'gauge' | 'histogram';
   abstract samples(): string[];
 
   expose(): string {
@@ -83,6 +83,22 @@ export class Counter<L extends string = never> extends Metric<L> {
   /** The current value of one series (0 when it has not been counted yet). */
   get(labels: Labels<L>): number {
     return this.values.get(this.key(labels)) ?? 0;
+  }
+
+  samples(): string[] {
+    return [...this.values].map(([key, v]) => `${this.name}${labelText(this.pairs(key))} ${formatValue(v)}`);
+  }
+}
+
+/** A value that goes up and down, set to what was last measured. */
+export class Gauge<L extends string = never> extends Metric<L> {
+  private readonly values = new Map<string, number>();
+  get type() {
+    return 'gauge' as const;
+  }
+
+  set(labels: Labels<L>, value: number): void {
+    this.values.set(this.key(labels), value);
   }
 
   samples(): string[] {
@@ -139,6 +155,10 @@ export class Registry {
 
   counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
     return this.add(new Counter<L>(name, help, labelNames));
+  }
+
+  gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return this.add(new Gauge(name, help, labelNames));
   }
 
   histogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets?: readonly number[]): Histogram<L> {

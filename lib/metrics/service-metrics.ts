@@ -23,6 +23,12 @@ export function createServiceMetrics() {
   const eventsIngested = registry.counter('detflow_events_ingested_total', 'Events stored by POST /events.');
   const eventsRejected = registry.counter('detflow_events_rejected_total', 'Event lines POST /events refused (not JSON, no timestamp, ...).');
 
+  const memory = registry.gauge(
+    'detflow_process_memory_bytes',
+    "The process's memory by where it is held, sampled every 15 s: rss, v8_heap_used, array_buffers (PGlite's WebAssembly memory is one), event_store (DuckDB's own count).",
+    ['component'],
+  );
+
   return {
     registry,
     /** The text format 0.0.4 of every metric of this process. */
@@ -45,6 +51,9 @@ export function createServiceMetrics() {
     },
     webhookDeliveryFailed(): void {
       webhookFailures.inc({});
+    },
+    memory(component: 'rss' | 'v8_heap_used' | 'array_buffers' | 'event_store', bytes: number): void {
+      memory.set({ component }, bytes);
     },
     eventsIngested(accepted: number, rejected: number): void {
       eventsIngested.inc({}, accepted);

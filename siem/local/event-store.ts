@@ -322,6 +322,12 @@ export class LocalEventStore {
     return this.read(readCommittedCursor);
   }
 
+  /** The memory DuckDB holds (its buffer pool and other allocations), by its own count. */
+  async memoryBytes(): Promise<number> {
+    const [row] = await this.read((con) => queryRows(con, `SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT AS bytes FROM duckdb_memory()`));
+    return Number(row?.bytes ?? 0);
+  }
+
   /**
    * The target's events committed after `cursor` that match `where` (scheduled detection, shadow),
    * up to the store-wide cursor at the start of the call (see eventsSince).
