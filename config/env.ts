@@ -47,6 +47,13 @@ const envSchema = z.object({
   DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   DETFLOW_PGLITE_VACUUM_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
+  // DuckDB's memory for the local event store (its default is 80% of the machine's RAM).
+  DETFLOW_EVENT_STORE_MEMORY_LIMIT: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 512MB or 2GB')
+    .default('1GB'),
+  DETFLOW_INGEST_MAX_PENDING_BATCHES: z.coerce.number().int().min(0).max(100_000).default(32),
   // One detection schedule per tenant and local target (a pass over every live rule), or one per deployment.
   DETFLOW_DETECTION_SCHEDULES: z.enum(['per-target', 'per-deployment']).default('per-target'),
   // Webhook retries: the first wait, doubled at each failed attempt up to the longest, for so many attempts.
@@ -100,6 +107,10 @@ export type AppConfig = {
   driftCheckMinutes: number;
   /** Embedded default only: how often the service vacuums and analyzes its PGlite database (PGlite has no autovacuum). */
   pgliteVacuumMinutes: number;
+  /** The local event store's DuckDB memory limit (DuckDB's own syntax, e.g. `1GB`). */
+  eventStoreMemoryLimit: string;
+  /** Ingest batches under way at once before more are answered 503 (0: no limit). */
+  ingestMaxPendingBatches: number;
   /** Scheduled detection: one schedule per tenant and local target (`per-target`) or per deployment (decision record 0084). */
   detectionSchedules: 'per-target' | 'per-deployment';
   /** How a webhook delivery is retried before it is marked `failed` (re-sendable from the API). */
@@ -154,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
     pgliteVacuumMinutes: e.DETFLOW_PGLITE_VACUUM_MINUTES,
+    eventStoreMemoryLimit: e.DETFLOW_EVENT_STORE_MEMORY_LIMIT,
+    ingestMaxPendingBatches: e.DETFLOW_INGEST_MAX_PENDING_BATCHES,
     detectionSchedules: e.DETFLOW_DETECTION_SCHEDULES,
     backupDir: path.resolve(e.DETFLOW_BACKUP_DIR ?? path.join(e.DATA_DIR, 'backups')),
     webhookRetry: {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { SigmaRule } from '../sigma';
 import type { SiemAdapter, TargetKind } from './adapter';
 import { LocalEventStore } from './local/event-store';
+import type { LocalEventStoreOptions } from './local/store-types';
 import { LocalSiemAdapter } from './local/local-adapter';
 import { compileSigmaForLocal, compileSigmaRulesetForLocal } from './local/sigma-compiler';
 import { isCredentialKey } from './remote/credentials';
@@ -70,13 +71,15 @@ export async function openSiemAdapters(options: {
   now?: () => Date;
   acceptsLocalEvents?: boolean;
   openSecret?: (sealed: string) => string;
+  /** The local event store's limits (DETFLOW_EVENT_STORE_MEMORY_LIMIT, DETFLOW_INGEST_MAX_PENDING_BATCHES). */
+  eventStore?: Pick<LocalEventStoreOptions, 'memoryLimit' | 'maxPendingBatches'>;
 }): Promise<SiemAdapters> {
   let file = ':memory:';
   if (options.dataDir) {
     fs.mkdirSync(path.join(options.dataDir, 'siem'), { recursive: true });
     file = path.join(options.dataDir, 'siem', 'events.duckdb');
   }
-  const localStore = await LocalEventStore.open({ path: file });
+  const localStore = await LocalEventStore.open({ path: file, ...options.eventStore });
   const local = new LocalSiemAdapter<SigmaRule>({
     store: localStore,
     compiler: compileSigmaForLocal,

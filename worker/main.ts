@@ -26,7 +26,11 @@ async function main() {
   installTemporalRuntime(logger, { sdkMetricsAddress: config.temporalMetricsAddress });
   const secrets = SecretBox.fromConfig(config);
   const metrics = createServiceMetrics();
-  const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
+  const siem = await openSiemAdapters({
+    dataDir: config.dataDir,
+    openSecret: (sealed) => secrets.open(sealed),
+    eventStore: { memoryLimit: config.eventStoreMemoryLimit, maxPendingBatches: config.ingestMaxPendingBatches },
+  });
   const memorySampler = startMemorySampler({ metrics, eventStoreBytes: () => siem.localStore.memoryBytes(), logger });
   const database = await openDatabase(databaseOptionsFromConfig(config));
   await database.migrate();

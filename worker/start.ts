@@ -71,7 +71,11 @@ async function main() {
     const secrets = SecretBox.fromConfig(config);
     // One registry for the process: the worker's activities and the API count into it, /metrics shows all.
     const metrics = createServiceMetrics();
-    const siem = await openSiemAdapters({ dataDir: config.dataDir, openSecret: (sealed) => secrets.open(sealed) });
+    const siem = await openSiemAdapters({
+      dataDir: config.dataDir,
+      openSecret: (sealed) => secrets.open(sealed),
+      eventStore: { memoryLimit: config.eventStoreMemoryLimit, maxPendingBatches: config.ingestMaxPendingBatches },
+    });
     stops.push(() => siem.close());
     const memorySampler = startMemorySampler({ metrics, eventStoreBytes: () => siem.localStore.memoryBytes(), logger });
     // Before the event store closes (stops run last first).

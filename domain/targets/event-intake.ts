@@ -1,7 +1,7 @@
 import type { DomainDeps } from '../deps';
-import { conflict, invalidRequest } from '../errors';
+import { conflict, invalidRequest, unavailable } from '../errors';
 import type { Actor } from '../tenants/actor';
-import type { IngestOptions, IngestResult, IngestSource } from '../../siem/local/event-store';
+import { IngestBacklogFull, type IngestOptions, type IngestResult, type IngestSource } from '../../siem/local/event-store';
 import { findTarget, type TargetRow } from './targets';
 
 const LOGSOURCE_KEYS = ['product', 'category', 'service'] as const;
@@ -57,6 +57,9 @@ export async function openEventIntake(deps: DomainDeps, auth: Actor, request: Ev
   return { target, options };
 }
 
+/** How long a sender refused for a full ingest backlog is told to wait. */
+const INGEST_RETRY_AFTER_SECONDS = 2;
+
 /** Something about a stored batch that the sender should act on; nothing was refused for it. */
 export type IngestWarning = { code: 'no_logsource'; events: number; message: string };
 
@@ -89,7 +92,11 @@ export function noLogsourceWarning(events: number, logsource: IngestOptions['log
  * answer counts the stored events by logsource and warns of events without one.
  */
 export async function storeEvents(deps: DomainDeps, auth: Actor, intake: EventIntake, source: IngestSource): Promise<StoredEvents> {
-  const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options);
+  const result = await deps.siem.localStore.ingest(auth.tenantId, intake.target.id, source, intake.options).catch((err: unknown) => {
+    // The writer is behind: the sender tries again shortly, as CI clients do for 503.
+    if (err instanceof IngestBacklogFull) throw unavailable(`${err.message}: the writer is behind; send it again`, INGEST_RETRY_AFTER_SECONDS);
+    throw err;
+  });
   deps.metrics?.eventsIngested(result.accepted, result.rejected);
   if (result.accepted === 0 && result.rejected > 0) {
     throw invalidRequest(

@@ -12,10 +12,10 @@ import { batchLogsources, createStageSql, dropStageSql, stageTable, writeBatch, 
 import { deleteEventsBefore, retentionCutoff } from './retention';
 import { rulesetSince, type LocalRuleset, type RulesetScanOptions, type ScanMember } from './ruleset-scan';
 import { adoptUntargetedEvents, backfillEventHours, createOrUpgradeTables, untargetedEventsPending } from './store-migrations';
-import { DEFAULT_MAX_EVENT_BYTES, type IngestSource } from './sources';
+import { DEFAULT_MAX_EVENT_BYTES, IngestBacklogFull, type IngestSource } from './sources';
 import type { FixtureTable, IngestOptions, IngestResult, LineError, LocalEventStoreOptions, SinceResult, TenantStats, WindowCount, WindowSearch } from './store-types';
 
-export { IngestSourceError, type IngestSource } from './sources';
+export { IngestBacklogFull, IngestSourceError, type IngestSource } from './sources';
 export { EventStoreQueryError } from './duckdb';
 export type { DayCount, RuleLogsource as Logsource, TimeWindow, WindowChunk } from '../adapter';
 export type {
@@ -41,6 +41,8 @@ const MAX_IDLE_READERS = 4;
 /** DuckDB's row group: a transaction appending at least this many rows skips the write-ahead log. */
 const ROW_GROUP_ROWS = 122_880;
 const DEFAULT_GROUP_COMMIT_WAIT_MS = 1000;
+/** Batches under way at once before more are refused (LocalEventStoreOptions.maxPendingBatches). */
+export const DEFAULT_MAX_PENDING_BATCHES = 32;
 
 /**
  * The `local` target kind's event store: one DuckDB database holding the events of every local
@@ -70,6 +72,7 @@ export class LocalEventStore {
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     groupCommitWaitMs: number,
+    private readonly maxPendingBatches: number,
   ) {
     this.writes = new GroupCommitQueue(this.groupWriter(), { fullGroupRows: ROW_GROUP_ROWS, maxWaitMs: groupCommitWaitMs });
   }
@@ -88,7 +91,7 @@ export class LocalEventStore {
     // Event times are UTC; TIMESTAMPTZ → TIMESTAMP casts follow the session time zone.
     await writer.run(`SET GLOBAL TimeZone = 'UTC'`);
     await createOrUpgradeTables(writer);
-    const store = new LocalEventStore(instance, writer, options.groupCommitWaitMs ?? DEFAULT_GROUP_COMMIT_WAIT_MS);
+    const store = new LocalEventStore(instance, writer, options.groupCommitWaitMs ?? DEFAULT_GROUP_COMMIT_WAIT_MS, options.maxPendingBatches ?? DEFAULT_MAX_PENDING_BATCHES);
     await dropLeftoverFixtures(writer);
     await backfillEventHours(writer);
     return store;
@@ -149,6 +152,7 @@ export class LocalEventStore {
     requireText(tenantId, 'tenantId');
     requireText(targetId, 'targetId');
     requireText(options.timestampField, 'timestampField');
+    if (this.maxPendingBatches > 0 && this.ingesting.size >= this.maxPendingBatches) throw new IngestBacklogFull(this.ingesting.size, this.maxPendingBatches);
     const cap = options.maxReportedErrors ?? DEFAULT_MAX_ERRORS;
     const started = performance.now();
     // Announced before the first await, so a group being formed now may wait for this batch.
@@ -320,6 +324,11 @@ export class LocalEventStore {
    */
   async latestCursor(): Promise<number> {
     return this.read(readCommittedCursor);
+  }
+
+  /** Ingest batches under way (being read, or waiting for the writer): what maxPendingBatches limits. */
+  get pendingBatches(): number {
+    return this.ingesting.size;
   }
 
   /** The memory DuckDB holds (its buffer pool and other allocations), by its own count. */

@@ -232,6 +232,21 @@ export function* jsonArrayElements(input: string | readonly unknown[]): Generato
   for (let i = 0; i < elements.length; i++) yield { line: i + 1, value: elements[i] };
 }
 
+/**
+ * Too many batches are under way for one more: it is refused before anything of it is read, so
+ * a writer that falls behind answers "later" at once instead of holding every batch in memory
+ * while each waits longer than the last.
+ */
+export class IngestBacklogFull extends Error {
+  override readonly name = 'IngestBacklogFull';
+  constructor(
+    readonly pending: number,
+    readonly limit: number,
+  ) {
+    super(`The event store has ${pending} ${pending === 1 ? 'batch' : 'batches'} under way (the limit is ${limit}); nothing of this batch was read or stored`);
+  }
+}
+
 /** The whole source is unusable (not one bad line): nothing of the batch is stored. */
 export class IngestSourceError extends Error {
   override readonly name = 'IngestSourceError';

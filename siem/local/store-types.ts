@@ -124,4 +124,10 @@ export interface LocalEventStoreOptions {
    * A batch is acknowledged when its group commits.
    */
   readonly groupCommitWaitMs?: number;
+  /**
+   * Most ingest batches under way at once (being read, or waiting for the writer); a batch beyond
+   * it is refused at once with IngestBacklogFull, before anything of it is read. Default 32; 0 for
+   * no limit.
+   */
+  readonly maxPendingBatches?: number;
 }

@@ -149,6 +149,8 @@ export async function startTestService(
     metricsToken?: string;
     config?: Partial<Pick<AppConfig, 'maxEventBytes' | 'bodyTimeoutSeconds'>>;
     webhookRetry?: AppConfig['webhookRetry'];
+    /** The local event store's limits (the service's defaults otherwise). */
+    eventStore?: { maxPendingBatches?: number };
     /** Scheduled detection's design: the service's default (`per-target`) unless a test names the other. */
     detectionSchedules?: AppConfig['detectionSchedules'];
   } = {},
@@ -163,7 +165,7 @@ export async function startTestService(
   const token = (await ensureBootstrap(database.db, { tier: 'enterprise', token: undefined }))!;
   const taskQueue = `test-${crypto.randomUUID()}`;
   const secrets = SecretBox.fromPassphrase(`test-${taskQueue}`);
-  const siem = await openSiemAdapters({ dataDir: undefined, openSecret: (sealed) => secrets.open(sealed) });
+  const siem = await openSiemAdapters({ dataDir: undefined, openSecret: (sealed) => secrets.open(sealed), ...(options.eventStore ? { eventStore: options.eventStore } : {}) });
   const client = await connectClient(address, 'default');
   // One registry for the service, as in `npm start`: the worker and the API count into it.
   const metrics = createServiceMetrics();
