@@ -42,7 +42,8 @@ const EVENTS_PER_BATCH = 20;
  */
 const MATCH_RATE = Number(process.env.DETFLOW_SOAK_MATCH_RATE ?? 0.01);
 
-type Kind = 'non-2xx' | 'status' | 'network' | 'flow';
+/** `shed`: a 503 the service answered at once to shed load (ingest backpressure), still an error here. */
+type Kind = 'non-2xx' | 'status' | 'network' | 'flow' | 'shed';
 type Outcome = { cls: string; ms: number; error?: Kind; detail?: string };
 
 /** The open-loop mix: weights of each class of request. */
@@ -112,7 +113,8 @@ async function measured(rec: Recorder, cls: string, scheduledAt: number, expect:
     const res = await send();
     const ms = performance.now() - scheduledAt;
     if (!expect.includes(res.status)) {
-      rec.record({ cls, ms, error: res.status >= 200 && res.status < 300 ? 'status' : 'non-2xx', detail: `${res.status} ${res.text}` });
+      const shed = res.status === 503 && (res.body as { type?: string } | undefined)?.type?.endsWith('/unavailable');
+      rec.record({ cls, ms, error: res.status >= 200 && res.status < 300 ? 'status' : shed ? 'shed' : 'non-2xx', detail: `${res.status} ${res.text}` });
       return undefined;
     }
     rec.record({ cls, ms });
@@ -302,6 +304,8 @@ async function main(): Promise<void> {
       TEMPORAL_UI_PORT: String(uiPort),
       TEMPORAL_CLI_PATH: resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log: () => undefined }),
       LOG_LEVEL: 'warn',
+      // The service's own settings given to the soak (DETFLOW_INGEST_MAX_PENDING_BATCHES=0, ...) reach it.
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DETFLOW_') && !k.startsWith('DETFLOW_SOAK_'))),
       // The embedded default keeps the database (PGlite) in the service's own thread; with this set,
       // the soak measures the service on PostgreSQL instead (a fresh, empty database is expected).
       ...(process.env.DETFLOW_SOAK_DATABASE_URL ? { DATABASE_URL: process.env.DETFLOW_SOAK_DATABASE_URL, DETFLOW_SECRET_KEY: 'soak' } : {}),
@@ -453,7 +457,7 @@ async function main(): Promise<void> {
         minutes: `${((windowStart - t0) / 60_000).toFixed(0)}–${((now - t0) / 60_000).toFixed(0)}`,
         requests: outcomes.length,
         'req/s': (outcomes.length / seconds).toFixed(0),
-        'errors n2xx/status/net/flow': `${byKind('non-2xx')}/${byKind('status')}/${byKind('network')}/${byKind('flow')}`,
+        'errors n2xx/status/net/flow/shed': `${byKind('non-2xx')}/${byKind('status')}/${byKind('network')}/${byKind('flow')}/${byKind('shed')}`,
         drops,
         'p50 ms': percentile(overall, 50).toFixed(1),
         'p99 ms': p99.toFixed(1),
