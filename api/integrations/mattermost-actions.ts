@@ -5,6 +5,7 @@ import { auditSubject } from '../audit/audit-recorder';
 import { metricsRoute } from '../metrics/metrics';
 import { requireUtf8 } from '../http/pipeline';
 import { API_BASE_PATH } from './paths';
+import { auditChatCaller } from './chat-audit';
 import { MattermostRequestRefused, takeMattermostAction, type MattermostActionTrace } from '../../domain/integrations/mattermost/actions';
 
 /** Express path (under the API base) the Mattermost buttons' integration URL points at. */
@@ -37,16 +38,7 @@ export function mattermostActionHandlers(deps: ApiDeps) {
       if (err instanceof MattermostRequestRefused) throw new AppError(401, 'mattermost-request-refused', 'Mattermost request refused', err.message);
       throw err;
     } finally {
-      // Only a click with detflow's token is the tenant's to see; the Mattermost user stands where a token prefix would.
-      const subject = auditSubject(res);
-      if (trace.mattermostUser) {
-        subject.tenantId = tenantId;
-        subject.tokenPrefix = `mattermost:${trace.mattermostUser}`;
-      }
-      if (trace.actor) {
-        subject.tokenId = trace.actor.tokenId;
-        subject.principal = trace.actor.principal;
-      }
+      auditChatCaller(res, tenantId, trace.mattermostUser && `mattermost:${trace.mattermostUser}`, trace.actor);
       if (trace.refusal)
         deps.logger.info({ tenantId, mattermostUser: trace.mattermostUser, refusal: trace.refusal.kind, detail: trace.refusal.message }, 'Mattermost click refused');
     }

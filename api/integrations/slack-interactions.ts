@@ -4,6 +4,7 @@ import { AppError, unsupportedMediaType } from '../http/problem';
 import { auditSubject } from '../audit/audit-recorder';
 import { metricsRoute } from '../metrics/metrics';
 import { API_BASE_PATH } from './paths';
+import { auditChatCaller } from './chat-audit';
 import { SlackRequestRefused, takeSlackInteraction, type SlackCallbackTrace } from '../../domain/integrations/slack/interactions';
 
 /** Express path (under the API base) of the Slack app's Interactivity Request URL. */
@@ -44,16 +45,7 @@ export function slackInteractionHandlers(deps: ApiDeps) {
       if (err instanceof SlackRequestRefused) throw new AppError(401, 'slack-request-refused', 'Slack request refused', err.message);
       throw err;
     } finally {
-      // Only a verified callback is the tenant's to see; the Slack user stands where a token prefix would.
-      const subject = auditSubject(res);
-      if (trace.slackUser) {
-        subject.tenantId = tenantId;
-        subject.tokenPrefix = `slack:${trace.slackUser}`;
-      }
-      if (trace.actor) {
-        subject.tokenId = trace.actor.tokenId;
-        subject.principal = trace.actor.principal;
-      }
+      auditChatCaller(res, tenantId, trace.slackUser && `slack:${trace.slackUser}`, trace.actor);
       if (trace.messageUpdate && !trace.messageUpdate.ok) {
         deps.logger.warn({ tenantId, slackUser: trace.slackUser, error: trace.messageUpdate.error }, 'could not update the Slack message');
       }
