@@ -8,8 +8,9 @@ import { createTenant, imageRule, startTestService, type TestService } from '../
  * Scheduled detection per tenant and local target (decision record 0084): one Schedule per
  * group, no per-deployment schedule; one DetectionBatch run evaluates every live deployment of its
  * group, each with its own run record, and a rule whose query fails is recorded and stops no other.
- * The group's schedule is paused (its interval is the default five minutes anyway) and its
- * workflow started by the test, so each pass is the test's.
+ * The group's schedule is paused and its workflow started by the test, so each pass is the test's.
+ * A five-minute interval fires on the wall clock's five-minute marks, so a scheduled pass may run
+ * before the pause: the test waits for it and counts only the run records its own passes made.
  */
 let seq = 0;
 const event = (image: string) => JSON.stringify({ '@timestamp': new Date().toISOString(), Image: `C:\\Tools\\${image}`, CommandLine: `${image} ${++seq}` });
@@ -47,7 +48,10 @@ describe('DetectionBatch', () => {
       workflowId: `${workflowIds.detectionBatchSchedule(tenantId, targetId)}-test-${++pass}`,
     });
   const alertCount = async (deploymentId: string) => (await svc.database.db.select().from(alerts).where(eq(alerts.deploymentId, deploymentId))).length;
-  const runsOf = (deploymentId: string) => svc.database.db.select().from(detectionRuns).where(eq(detectionRuns.deploymentId, deploymentId));
+  /** Run records made before the schedules were paused (a scheduled pass that fired first). */
+  const before = new Set<string>();
+  const runsOf = async (deploymentId: string) =>
+    (await svc.database.db.select().from(detectionRuns).where(eq(detectionRuns.deploymentId, deploymentId))).filter((r) => !before.has(r.id));
 
   it('runs every live rule of the tenant and target once per pass, each with its own run record; a failing rule stops no other; another tenant is separate', async () => {
     const a = await deploy(svc.token, 'b0000000-0000-4000-8000-00000000000a', 'alpha.exe');
@@ -62,7 +66,12 @@ describe('DetectionBatch', () => {
       const described = await s.describe();
       expect(described.action).toMatchObject({ workflowType: 'DetectionBatch' });
       await s.pause('the test runs each pass itself');
+      // A pass the schedule started before the pause finishes before the test's own, and is not counted.
+      for (const running of (await s.describe()).info.runningActions) {
+        await svc.client.workflow.getHandle(running.workflow.workflowId, running.workflow.firstExecutionRunId).result();
+      }
     }
+    for (const r of await svc.database.db.select({ id: detectionRuns.id }).from(detectionRuns)) before.add(r.id);
     expect(ours.scheduleId).not.toBe(their.scheduleId);
     await expect(svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', a.id)).describe()).rejects.toThrow();
 
