@@ -4,7 +4,7 @@ import { createDeploymentActivities } from '../../activities/deployments';
 import { createDetectionActivities } from '../../activities/detection';
 import { createScheduleActivities } from '../../activities/schedules';
 import { workflowIds } from '../../workflows/contracts';
-import { imageRule, startTestService, type TestService, until } from '../support/harness';
+import { imageRule, pauseSchedule, startTestService, type TestService, until } from '../support/harness';
 
 /**
  * Activities run again after their first attempt took effect (a worker died before reporting, an
@@ -84,9 +84,9 @@ describe('activities repeated or late', () => {
     expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
     // Only the calls below detect: the deployment's own schedule is paused.
     const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
-    // Set up just after activation: pause it once it exists.
+    // Set up just after activation: pause it once it exists (and let a pass it started end).
     await until('the detection schedule', async () =>
-      schedule.pause('test drives detection').then(
+      pauseSchedule(svc.client, schedule.scheduleId, 'test drives detection').then(
         () => true,
         () => undefined,
       ),
@@ -132,7 +132,7 @@ describe('activities repeated or late', () => {
     expect((await svc.request('GET', `/api/v1/deployments/${started.body.id}?wait=30`)).body.status).toBe('active');
     const schedule = svc.client.schedule.getHandle(workflowIds.detectionSchedule('default', started.body.id));
     await until('the detection schedule', async () =>
-      schedule.pause('test drives detection').then(
+      pauseSchedule(svc.client, schedule.scheduleId, 'test drives detection').then(
         () => true,
         () => undefined,
       ),

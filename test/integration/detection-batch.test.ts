@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { alerts, deployments, detectionRuns, ruleVersions } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import type { BatchOutcome } from '../../activities/detection';
-import { createTenant, imageRule, startTestService, type TestService } from '../support/harness';
+import { createTenant, imageRule, pauseSchedule, startTestService, type TestService } from '../support/harness';
 
 /**
  * Scheduled detection per tenant and local target (decision record 0084): one Schedule per
@@ -65,11 +65,8 @@ describe('DetectionBatch', () => {
     for (const s of [ours, their]) {
       const described = await s.describe();
       expect(described.action).toMatchObject({ workflowType: 'DetectionBatch' });
-      await s.pause('the test runs each pass itself');
       // A pass the schedule started before the pause finishes before the test's own, and is not counted.
-      for (const running of (await s.describe()).info.runningActions) {
-        await svc.client.workflow.getHandle(running.workflow.workflowId, running.workflow.firstExecutionRunId).result();
-      }
+      await pauseSchedule(svc.client, s.scheduleId, 'the test runs each pass itself');
     }
     for (const r of await svc.database.db.select({ id: detectionRuns.id }).from(detectionRuns)) before.add(r.id);
     expect(ours.scheduleId).not.toBe(their.scheduleId);

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { deployments } from '../../db/schema';
+import { deployments, targets } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { createCiKey, processRule, startTestService, until, type TestService } from '../support/harness';
 
@@ -117,10 +117,15 @@ describe('runs in the Temporal UI: summaries, details and current step', () => {
 
     const checked = await svc.request('POST', '/api/v1/settings/targets/local/drift-check');
     expect(checked.status).toBe(200);
-    // The run is found through visibility, which lags the start a little.
+    // The run is found through visibility, which lags the start a little. The dev server is shared:
+    // only this service's local target's checks, not another test file's.
+    const [local] = await svc.database.db
+      .select({ id: targets.id })
+      .from(targets)
+      .where(and(eq(targets.tenantId, 'default'), eq(targets.name, 'local')));
     const summary = await until('the drift check run to be listed', async () => {
       for await (const run of svc.client.workflow.list({ query: `WorkflowType = 'DriftCheck'` })) {
-        if (!run.workflowId.startsWith('drift/default/')) continue;
+        if (!run.workflowId.startsWith(`drift/default/${local!.id}/`)) continue;
         const found = await (await svc.client.workflow.getHandle(run.workflowId).describe()).staticSummary();
         if (found) return found;
       }

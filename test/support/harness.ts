@@ -4,7 +4,8 @@ import pg from 'pg';
 import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import { deployments } from '../../db/schema';
+import { and, eq } from 'drizzle-orm';
+import { deployments, targets } from '../../db/schema';
 import { workflowIds } from '../../workflows/contracts';
 import { openDatabase, type Database } from '../../db/client';
 import { ensureBootstrap } from '../../domain/tenants/tenant-service';
@@ -385,6 +386,46 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, s
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Pauses a schedule and waits for every run it had started to end. Interval schedules fire on the
+ * wall clock's marks (a five-minute one at :00, :05, ...), so a pass may start in the middle of any
+ * test; a test that counts runs, alerts or notifications pauses first, then counts only its own.
+ */
+export async function pauseSchedule(client: Client, scheduleId: string, reason: string): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleId);
+  await handle.pause(reason);
+  // Described after the pause (a signal the schedule handles first): what it started before is listed.
+  const { info } = await handle.describe();
+  const started = [...info.runningActions, ...info.recentActions.map((a) => a.action)];
+  for (const { workflow } of started) {
+    // Its outcome is not the test's business, only that it is over: a failed pass is over too.
+    await client.workflow
+      .getHandle(workflow.workflowId, workflow.firstExecutionRunId)
+      .result()
+      .catch(() => undefined);
+  }
+}
+
+/**
+ * Pauses the scheduled detection of the default tenant's built-in `local` target (see pauseSchedule):
+ * its batched schedule, or each deployment's under DETFLOW_TEST_DETECTION_SCHEDULES=per-deployment.
+ */
+export async function pauseLocalDetection(svc: TestService, reason: string): Promise<void> {
+  const [local] = await svc.database.db
+    .select({ id: targets.id })
+    .from(targets)
+    .where(and(eq(targets.tenantId, 'default'), eq(targets.name, 'local')));
+  const live = await svc.database.db.select({ id: deployments.id }).from(deployments).where(eq(deployments.targetId, local!.id));
+  const ids = [workflowIds.detectionBatchSchedule('default', local!.id), ...live.map((d) => workflowIds.detectionSchedule('default', d.id))];
+  for (const id of ids) {
+    try {
+      await pauseSchedule(svc.client, id, reason);
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    }
   }
 }
 
