@@ -47,6 +47,8 @@ const envSchema = z.object({
   DETFLOW_BACKUP_DIR: optionalString,
   DETFLOW_DRIFT_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   DETFLOW_PGLITE_VACUUM_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
+  // 0: off. Otherwise the embedded database's busiest statements are logged every N minutes.
+  DETFLOW_PGLITE_STATEMENT_STATS_MINUTES: z.coerce.number().int().min(0).max(1440).default(0),
   // DuckDB's memory for the local event store (its default is 80% of the machine's RAM).
   DETFLOW_EVENT_STORE_MEMORY_LIMIT: z
     .string()
@@ -107,6 +109,8 @@ export type AppConfig = {
   driftCheckMinutes: number;
   /** Embedded default only: how often the service vacuums and analyzes its PGlite database (PGlite has no autovacuum). */
   pgliteVacuumMinutes: number;
+  /** Embedded default only: minutes between reports of the busiest statements (pg_stat_statements); 0 is off. */
+  pgliteStatementStatsMinutes: number;
   /** The local event store's DuckDB memory limit (DuckDB's own syntax, e.g. `1GB`). */
   eventStoreMemoryLimit: string;
   /** Ingest batches under way at once before more are answered 503 (0: no limit). */
@@ -165,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalMetricsAddress: e.DETFLOW_TEMPORAL_METRICS_ADDRESS,
     driftCheckMinutes: e.DETFLOW_DRIFT_CHECK_MINUTES,
     pgliteVacuumMinutes: e.DETFLOW_PGLITE_VACUUM_MINUTES,
+    pgliteStatementStatsMinutes: e.DETFLOW_PGLITE_STATEMENT_STATS_MINUTES,
     eventStoreMemoryLimit: e.DETFLOW_EVENT_STORE_MEMORY_LIMIT,
     ingestMaxPendingBatches: e.DETFLOW_INGEST_MAX_PENDING_BATCHES,
     detectionSchedules: e.DETFLOW_DETECTION_SCHEDULES,

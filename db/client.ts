@@ -37,8 +37,19 @@ export type Database = {
    * worker/pglite-vacuum.ts. (PostgreSQL's own autovacuum does this on a server.)
    */
   vacuum?(): Promise<void>;
+  /**
+   * PGlite opened with `statementStats` only: the statements that took the most time (planning and
+   * execution) since the last call (or since opening), busiest first, and the counters reset.
+   */
+  takeStatementStats?(limit: number): Promise<StatementStat[]>;
   close(): Promise<void>;
 };
+
+/**
+ * One normalized statement's figures from pg_stat_statements: planning and execution time in
+ * PostgreSQL (totalMs, of it planMs), not the protocol or parsing the rows in JavaScript.
+ */
+export type StatementStat = { query: string; calls: number; totalMs: number; planMs: number; meanMs: number; rows: number };
 
 export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
 
@@ -53,17 +64,32 @@ export type DatabaseOptions =
       /** How long a query waits for a free connection of the pool before it is refused as busy. */
       poolWaitMs?: number;
     }
-  /** dataDir undefined keeps the database in memory (tests). */
-  | { kind: 'pglite'; dataDir: string | undefined };
+  /**
+   * dataDir undefined keeps the database in memory (tests). statementStats loads pg_stat_statements
+   * (DETFLOW_PGLITE_STATEMENT_STATS_MINUTES), which PostgreSQL servers configure themselves.
+   */
+  | { kind: 'pglite'; dataDir: string | undefined; statementStats?: boolean };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.kind === 'postgres' ? openPostgres(options.url, options.poolSize ?? 20, options.poolWaitMs ?? POOL_WAIT_MS) : openPglite(options.dataDir);
+  return options.kind === 'postgres'
+    ? openPostgres(options.url, options.poolSize ?? 20, options.poolWaitMs ?? POOL_WAIT_MS)
+    : openPglite(options.dataDir, options.statementStats ?? false);
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, statementStats: boolean): Promise<Database> {
   if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-  const client = dataDir ? new PGlite(dataDir) : new PGlite();
+  // Its package types are ESM only, so it is imported where it is needed (and only then loaded).
+  // PGlite names a preloaded library in the folder's postgresql.conf and cannot start that folder
+  // without it: a folder once opened with statistics keeps the library, tracking nothing.
+  const loadStatements = statementStats || (dataDir !== undefined && preloadsStatementStats(dataDir));
+  const extensions = loadStatements ? { pg_stat_statements: (await import('@electric-sql/pglite/contrib/pg_stat_statements')).pg_stat_statements } : undefined;
+  const client = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
   await client.waitReady;
+  if (statementStats) {
+    await client.exec('create extension if not exists pg_stat_statements');
+    // PGlite re-plans every query it is given: planning is part of what a statement costs here.
+    await client.exec('set pg_stat_statements.track_planning = on');
+  } else if (loadStatements) await client.exec(`set pg_stat_statements.track = 'none'`);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   const statements = new PgliteStatements(client);
   return {
@@ -80,8 +106,39 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     vacuum: async () => {
       await client.exec('VACUUM (ANALYZE)');
     },
+    ...(statementStats ? { takeStatementStats: (limit: number) => takeStatementStats(client, limit) } : {}),
     close: () => client.close(),
   };
+}
+
+function preloadsStatementStats(dataDir: string): boolean {
+  let conf: string;
+  try {
+    conf = fs.readFileSync(path.join(dataDir, 'postgresql.conf'), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  return /^\s*shared_preload_libraries\s*=.*pg_stat_statements/m.test(conf);
+}
+
+/** The busiest statements since the last reset (pg_stat_statements of this database), then a reset. */
+async function takeStatementStats(client: PGlite, limit: number): Promise<StatementStat[]> {
+  // One simple-query message (two statements): nothing runs between the read and the reset.
+  const [read] = await client.exec(
+    `select query, calls, total_plan_time + total_exec_time as total, total_plan_time as plan, rows from pg_stat_statements
+      where dbid = (select oid from pg_database where datname = current_database()) and query not like '%pg_stat_statements%'
+      order by total_plan_time + total_exec_time desc limit ${Math.max(0, Math.trunc(limit))};
+     select pg_stat_statements_reset();`,
+  );
+  return (read!.rows as Array<{ query: string; calls: string; total: number; plan: number; rows: string }>).map((r) => ({
+    query: r.query,
+    calls: Number(r.calls),
+    totalMs: Number(r.total),
+    planMs: Number(r.plan),
+    meanMs: Number(r.calls) > 0 ? Number(r.total) / Number(r.calls) : 0,
+    rows: Number(r.rows),
+  }));
 }
 
 /** Writes a tarball from `Database.dumpDataDir` out as a PGlite data folder at `dir` (a new folder). */
@@ -237,6 +294,8 @@ function markConnectFailures(pool: pg.Pool): void {
   (pool as unknown as { connect: typeof wrapped }).connect = wrapped;
 }
 
-export function databaseOptionsFromConfig(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseOptions {
-  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: path.join(config.dataDir, 'pglite') };
+export function databaseOptionsFromConfig(config: { databaseUrl: string | undefined; dataDir: string; pgliteStatementStatsMinutes?: number }): DatabaseOptions {
+  return config.databaseUrl
+    ? { kind: 'postgres', url: config.databaseUrl }
+    : { kind: 'pglite', dataDir: path.join(config.dataDir, 'pglite'), statementStats: (config.pgliteStatementStatsMinutes ?? 0) > 0 };
 }

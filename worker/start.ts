@@ -17,6 +17,7 @@ import { createServiceMetrics } from '../lib/metrics/service-metrics';
 import { startMemorySampler } from './memory-sampler';
 import { backupTaker } from './backup';
 import { startPeriodicVacuum } from './pglite-vacuum';
+import { startStatementStatsReports } from './pglite-statement-stats';
 
 /**
  * `npm start`: the whole service in one process on the embedded defaults — the Temporal dev server
@@ -87,6 +88,11 @@ async function main() {
       const vacuum = startPeriodicVacuum({ vacuum: database.vacuum }, { everyMs: config.pgliteVacuumMinutes * 60_000, logger });
       // Before the database closes (stops run last first).
       stops.push(() => vacuum.stop());
+    }
+    if (database.takeStatementStats && config.pgliteStatementStatsMinutes > 0) {
+      const reporter = startStatementStatsReports({ takeStatementStats: database.takeStatementStats }, { everyMs: config.pgliteStatementStatsMinutes * 60_000, logger });
+      // Before the database closes (stops run last first).
+      stops.push(() => reporter.stop());
     }
     const bootstrapToken = await ensureBootstrap(database.db, { tier: config.defaultTier, token: config.bootstrapToken });
     const adopted = await adoptUntargetedEvents(database.db, siem);
