@@ -78,10 +78,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPglite(dataDir: string | undefined, statementStats: boolean): Promise<Database> {
   if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-  // Its package types are ESM only, so it is imported where it is needed (and only then loaded).
   // PGlite names a preloaded library in the folder's postgresql.conf and cannot start that folder
   // without it: a folder once opened with statistics keeps the library, tracking nothing.
   const loadStatements = statementStats || (dataDir !== undefined && preloadsStatementStats(dataDir));
+  // Its package types are ESM only, so it is imported where it is needed (and only then loaded).
   const extensions = loadStatements ? { pg_stat_statements: (await import('@electric-sql/pglite/contrib/pg_stat_statements')).pg_stat_statements } : undefined;
   const client = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
   await client.waitReady;

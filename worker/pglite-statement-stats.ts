@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client';
+import { runPeriodically } from './periodic';
 
 /**
  * Reports the embedded database's busiest statements (DETFLOW_PGLITE_STATEMENT_STATS_MINUTES): every
@@ -21,9 +22,6 @@ export function startStatementStatsReports(
 ): StatementStatsReporter {
   const logger = options.logger.child({ component: 'pglite-statement-stats' }, { level: 'info' });
   const top = options.top ?? 15;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
   let reports = 0;
 
   const report = async () => {
@@ -48,26 +46,12 @@ export function startStatementStatsReports(
       logger.error({ err }, 'reading pg_stat_statements of the embedded database failed; trying again at the next period');
     }
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = report().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, options.everyMs);
-    timer.unref();
-  };
-  schedule();
+  const schedule = runPeriodically(report, { firstAfterMs: options.everyMs, everyMs: options.everyMs });
 
   return {
     get reports() {
       return reports;
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
+    stop: () => schedule.stop(),
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client';
+import { runPeriodically } from './periodic';
 
 /**
  * The autovacuum the embedded database lacks. PGlite runs PostgreSQL as one backend inside this
@@ -31,43 +32,26 @@ export type PeriodicVacuumOptions = {
 };
 
 export function startPeriodicVacuum(database: Required<Pick<Database, 'vacuum'>>, options: PeriodicVacuumOptions): PeriodicVacuum {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
   let passes = 0;
-
-  const pass = async () => {
-    const started = performance.now();
-    try {
-      await database.vacuum();
-      passes++;
-      options.logger.debug({ ms: Math.round(performance.now() - started) }, 'vacuumed and analyzed the embedded database');
-    } catch (err) {
-      // Logged, and tried again at the next pass: a failed pass leaves the database as it was.
-      options.logger.error({ err }, 'VACUUM (ANALYZE) of the embedded database failed; trying again at the next pass');
-    }
-  };
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = pass().finally(() => {
-        running = undefined;
-        schedule(options.everyMs);
-      });
-    }, ms);
-    // The schedule alone must not keep the process alive.
-    timer.unref();
-  };
-  schedule(options.firstAfterMs ?? Math.min(60_000, options.everyMs));
+  const schedule = runPeriodically(
+    async () => {
+      const started = performance.now();
+      try {
+        await database.vacuum();
+        passes++;
+        options.logger.debug({ ms: Math.round(performance.now() - started) }, 'vacuumed and analyzed the embedded database');
+      } catch (err) {
+        // Logged, and tried again at the next pass: a failed pass leaves the database as it was.
+        options.logger.error({ err }, 'VACUUM (ANALYZE) of the embedded database failed; trying again at the next pass');
+      }
+    },
+    { firstAfterMs: options.firstAfterMs ?? Math.min(60_000, options.everyMs), everyMs: options.everyMs },
+  );
 
   return {
     get passes() {
       return passes;
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
+    stop: () => schedule.stop(),
   };
 }
