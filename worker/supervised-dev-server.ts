@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { startTemporalDevServer, type DevServer, type DevServerOptions } from './temporal-dev-server';
+import { DevServerExited, startTemporalDevServer, type DevServer, type DevServerOptions } from './temporal-dev-server';
 
 export type SupervisedDevServer = {
   address: string;
@@ -26,6 +26,29 @@ export type RestartBackoff = {
 
 const DEFAULT_BACKOFF: RestartBackoff = { initialMs: 1_000, maxMs: 30_000, healthyAfterMs: 60_000 };
 
+/** Starts of a server that exits before it listens, before the service gives up starting. */
+const FIRST_START_ATTEMPTS = 3;
+
+/**
+ * The first start, tried again when the server exits before it accepts connections: the CLI picks
+ * free ports for its internal services itself, and another process can take one between its pick
+ * and its bind (seen once in CI). A port of ours already in use, or a server that never listens,
+ * is not tried again.
+ */
+async function firstStart(options: DevServerOptions, logger: Logger, backoff: RestartBackoff): Promise<DevServer> {
+  let delay = backoff.initialMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTemporalDevServer(options);
+    } catch (err) {
+      if (!(err instanceof DevServerExited) || attempt >= FIRST_START_ATTEMPTS) throw err;
+      logger.error({ err, attempt, retryInMs: delay }, 'the Temporal dev server exited as it started; starting it again');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, backoff.maxMs);
+    }
+  }
+}
+
 /**
  * The embedded Temporal dev server, started again whenever it ends on its own (killed, crashed),
  * on the same port and the same database file, so the runs it held go on where they were. The
@@ -33,7 +56,7 @@ const DEFAULT_BACKOFF: RestartBackoff = { initialMs: 1_000, maxMs: 30_000, healt
  * monitor reports Temporal down and the API refuses what needs it with 503.
  */
 export async function superviseTemporalDevServer(options: DevServerOptions, logger: Logger, backoff: RestartBackoff = DEFAULT_BACKOFF): Promise<SupervisedDevServer> {
-  let server = await startTemporalDevServer(options);
+  let server = await firstStart(options, logger, backoff);
   let startedAt = Date.now();
   let restarts = 0;
   let stopping = false;

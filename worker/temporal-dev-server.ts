@@ -35,6 +35,31 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * The server process ended before it accepted connections. Its log's last lines are in the message,
+ * so the cause shows where the error is reported even when the log's folder is gone by then.
+ */
+export class DevServerExited extends Error {
+  constructor(
+    readonly code: number,
+    readonly logFile: string | undefined,
+  ) {
+    super(`temporal server start-dev exited with code ${code}${logFile ? `; see ${logFile}${logTail(logFile)}` : ''}`);
+    this.name = 'DevServerExited';
+  }
+}
+
+function logTail(logFile: string, lines = 15): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(logFile, 'utf8');
+  } catch (err) {
+    return `; its log could not be read: ${(err as Error).message}`;
+  }
+  const tail = text.trimEnd().split('\n').slice(-lines).join('\n');
+  return tail ? `; its last lines:\n${tail}` : '; its log is empty';
+}
+
 /** Starts `temporal server start-dev` with our search attributes and waits until it accepts connections. */
 export async function startTemporalDevServer(options: DevServerOptions): Promise<DevServer> {
   if (await portOpen(options.port)) {
@@ -62,7 +87,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
 
   const deadline = Date.now() + 60_000;
   while (!(await portOpen(options.port))) {
-    if (exited !== null) throw new Error(`temporal server start-dev exited with code ${exited}${options.logFile ? `; see ${options.logFile}` : ''}`);
+    if (exited !== null) throw new DevServerExited(exited, options.logFile);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('temporal server start-dev did not accept connections within 60 s');
