@@ -77,11 +77,32 @@ export const detectionRuns = pgTable(
   (t) => [
     index('detection_runs_deployment').on(t.deploymentId, t.startedAt),
     index('detection_runs_tenant_rule').on(t.tenantId, t.ruleId, t.startedAt),
-    // The ROI report's noise saved: every run of a tenant in a window, grouped by deployment; and
-    // the lifetime volume of given deployments. Both carry the volumes summed, so the reads are
-    // index-only scans, never visits of the runs' rows.
+    // The ROI report's noise saved: every run of a tenant in a window, grouped by deployment. It
+    // carries the volumes summed, so the read is an index-only scan, never visits of the runs' rows.
+    // (The lifetime volume of a deployment is read from detection_run_totals.)
     index('detection_runs_tenant_started_volumes').on(t.tenantId, t.startedAt, t.deploymentId, t.mode, t.alertsRaised, t.alertsSuppressed, t.matches),
-    index('detection_runs_deployment_volumes').on(t.deploymentId, t.tenantId, t.mode, t.alertsRaised, t.alertsSuppressed, t.matches),
     uniqueIndex('detection_runs_activity_key').on(t.activityKey),
   ],
 );
+
+/**
+ * Each deployment's detection runs summed over its whole life: what forecast accuracy and ROI read
+ * instead of summing `detection_runs` per deployment on every request (a sum that grows with every
+ * run). Kept by statement-level triggers on `detection_runs` in the same transaction as the runs
+ * they count (migration 0024_detection_run_totals), so a figure read from it is exactly the raw
+ * aggregate; never written by the application (docs/decisions/0093).
+ */
+export const detectionRunTotals = pgTable('detection_run_totals', {
+  deploymentId: uuid('deployment_id')
+    .primaryKey()
+    .references(() => deployments.id, { onDelete: 'cascade' }),
+  tenantId: text('tenant_id')
+    .notNull()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  runs: integer('runs').notNull(),
+  failedRuns: integer('failed_runs').notNull(),
+  alertsRaised: bigint('alerts_raised', { mode: 'number' }).notNull(),
+  alertsSuppressed: bigint('alerts_suppressed', { mode: 'number' }).notNull(),
+  /** Matches of runs in `shadow` mode (demoted): the alerts it would have raised. */
+  shadowMatches: bigint('shadow_matches', { mode: 'number' }).notNull(),
+});

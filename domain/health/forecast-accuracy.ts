@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { approvals, deployments, detectionRuns, targets } from '../../db/schema';
+import { approvals, deployments, detectionRunTotals, targets } from '../../db/schema';
 import { poissonInterval } from '../../lib/poisson-interval';
 import type { DomainDeps } from '../deps';
 import { round } from '../runs/rounding';
@@ -14,7 +14,8 @@ import { inActorEnvironments } from '../tenants/scope';
  * observed since it went live, so teams learn how far to trust a replay. See the README.
  *
  * - observed alerts = what its scheduled detection runs raised + suppressed (and, while demoted,
- *   matched in shadow: the alerts it would have raised), from `detection_runs`;
+ *   matched in shadow: the alerts it would have raised), from `detection_runs` (their sums kept per
+ *   deployment in `detection_run_totals`);
  * - observed alerts/day = observed alerts × 86,400 / seconds live (activated_at → ended_at, or now);
  * - error ratio = observed / projected; log error = ln(observed / projected), null when either is 0;
  * - within interval: the observed rate lies in the projection's 95% interval (its `ci95`);
@@ -141,11 +142,13 @@ async function forecastRows(db: Db, actor: Actor, where: SQL | undefined): Promi
           'ci95', p.x->'alerts_per_day'->'ci95',
           'low_confidence', p.x->'low_confidence',
           'reasons', p.x->'low_confidence_reasons') end from (select coalesce(${deployments.projection}, ${targetImpact}) as x) p)`,
-      runs: sql<number>`(select count(*) from ${detectionRuns} r where r.deployment_id = ${deployments.id})::int`,
-      alerts: sql<number>`(select coalesce(sum(case when r.mode = 'shadow' then r.matches else r.alerts_raised + r.alerts_suppressed end), 0) from ${detectionRuns} r where r.deployment_id = ${deployments.id})::int`,
+      runs: sql<number>`coalesce(${detectionRunTotals.runs}, 0)`,
+      alerts: sql<number>`coalesce(${detectionRunTotals.alertsRaised} + ${detectionRunTotals.alertsSuppressed} + ${detectionRunTotals.shadowMatches}, 0)`,
     })
     .from(deployments)
     .innerJoin(targets, eq(targets.id, deployments.targetId))
+    // Its runs summed as they are recorded, not per read: the sum over detection_runs grows with every run.
+    .leftJoin(detectionRunTotals, eq(detectionRunTotals.deploymentId, deployments.id))
     // A change's approval and deployments share its workflow id (an equality the planner can hash-join on); the
     // approval's deployment_ids names each of them.
     .leftJoin(

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { detectionRuns, replays } from '../../db/schema';
+import { detectionRunTotals, detectionRuns, replays } from '../../db/schema';
 import { round } from '../runs/rounding';
 import type { DeploymentSpan, Replacement } from './deployment-history';
 
@@ -38,14 +38,18 @@ export async function windowVolumes(db: Db, tenantId: string, from: Date, to: Da
   return byDeployment(rows);
 }
 
-/** The volume of each given deployment over all its runs (an index-only scan of `detection_runs_deployment_volumes`). */
+/** The volume of each given deployment over all its runs (their sums, kept per deployment as runs are recorded). */
 export async function lifetimeVolumes(db: Db, tenantId: string, deploymentIds: readonly string[]): Promise<Map<string, RunVolume>> {
   if (deploymentIds.length === 0) return new Map();
   const rows = await db
-    .select(volumeColumns)
-    .from(detectionRuns)
-    .where(and(eq(detectionRuns.tenantId, tenantId), inArray(detectionRuns.deploymentId, [...deploymentIds])))
-    .groupBy(detectionRuns.deploymentId);
+    .select({
+      deploymentId: detectionRunTotals.deploymentId,
+      raised: detectionRunTotals.alertsRaised,
+      suppressed: detectionRunTotals.alertsSuppressed,
+      shadowMatches: detectionRunTotals.shadowMatches,
+    })
+    .from(detectionRunTotals)
+    .where(and(eq(detectionRunTotals.tenantId, tenantId), inArray(detectionRunTotals.deploymentId, [...deploymentIds])));
   return byDeployment(rows);
 }
 
