@@ -244,7 +244,7 @@ describe('POST /events under a per-event cap and a body deadline', () => {
 
   type Streamed = { status: number; headers: http.IncomingHttpHeaders; body: any };
   /** POSTs `chunks` as a chunked body, waiting `gapMs` between chunks. */
-  function streamUpload(path: string, chunks: Iterable<Buffer>, gapMs: number, contentType = 'application/x-ndjson'): Promise<Streamed> {
+  function streamUpload(path: string, chunks: Iterable<Buffer>, gapMs: number, contentType = 'application/x-ndjson', onWritten: () => void = () => {}): Promise<Streamed> {
     return new Promise((resolve, reject) => {
       const req = http.request(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${svc.token}`, 'content-type': contentType } }, (res) => {
         let text = '';
@@ -257,7 +257,11 @@ describe('POST /events under a per-event cap and a body deadline', () => {
       const next = () => {
         const n = it.next();
         if (n.done) req.end();
-        else req.write(n.value, () => setTimeout(next, gapMs));
+        else
+          req.write(n.value, () => {
+            onWritten();
+            setTimeout(next, gapMs);
+          });
       };
       next();
     });
@@ -288,28 +292,30 @@ describe('POST /events under a per-event cap and a body deadline', () => {
     expect(alone.body.errors).toEqual([{ pointer: '/body/line/1', message: expect.stringMatching(/larger than 65536 bytes/) }]);
   });
 
-  it('keeps /readyz fast (p99 under 100 ms) while a body of several MB without a newline is streamed slowly', async () => {
+  // Whether /readyz stays under 100 ms meanwhile is a figure of bench:ingest (measured beside an idle
+  // baseline); here, without a clock: the probes are answered all along the upload, not only after it.
+  it('keeps answering /readyz all through a body of several MB without a newline streamed slowly', async () => {
     const piece = Buffer.alloc(64 * 1024, 'a');
     const chunks = Array.from({ length: 96 }, () => piece); // 6 MiB, one line
-    const latencies: number[] = [];
+    let written = 0;
+    const answeredAtChunk: number[] = [];
     let uploading = true;
     const probe = (async () => {
       while (uploading) {
-        const started = performance.now();
         const res = await fetch(`${svc.url}/readyz`);
         await res.text();
-        latencies.push(performance.now() - started);
         expect(res.status).toBe(200);
+        if (uploading) answeredAtChunk.push(written);
       }
     })();
-    const res = await streamUpload('/api/v1/events', chunks, 5).finally(() => (uploading = false));
+    const res = await streamUpload('/api/v1/events', chunks, 5, 'application/x-ndjson', () => written++).finally(() => (uploading = false));
     await probe;
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([{ pointer: '/body/line/1', message: expect.stringMatching(/larger than 65536 bytes/) }]);
-    latencies.sort((a, b) => a - b);
-    const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!;
-    expect(latencies.length).toBeGreaterThanOrEqual(20);
-    expect(p99).toBeLessThan(100);
+    expect(answeredAtChunk.length).toBeGreaterThanOrEqual(20);
+    // Answered in every quarter of the upload: the long line is not held up to be handled at its end.
+    const quarters = new Set(answeredAtChunk.map((n) => Math.min(3, Math.floor((n / chunks.length) * 4))));
+    expect([...quarters].sort()).toEqual([0, 1, 2, 3]);
   });
 
   /**
