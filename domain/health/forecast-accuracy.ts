@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import type { PgSelect } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client';
 import { approvals, deployments, detectionRunTotals, targets } from '../../db/schema';
 import { poissonInterval } from '../../lib/poisson-interval';
@@ -120,48 +121,95 @@ type Row = {
   alerts: number;
 };
 
+/** The projection of the deployment's own target, extracted in the database: the impact also holds diffs, which stay there. */
+const targetImpact = sql`(select x from jsonb_array_elements(${approvals.impact}->'targets') x where x->>'target' = ${targets.name} limit 1)`;
+/** The deployment's projection: recorded on it, or (deployments recorded before that) its approval's impact for its target. */
+const projectionOf = sql`coalesce(${deployments.projection}, ${targetImpact})`;
+const observedAlerts = sql<number>`coalesce(${detectionRunTotals.alertsRaised} + ${detectionRunTotals.alertsSuppressed} + ${detectionRunTotals.shadowMatches}, 0)`;
+
+/**
+ * The tenant's deployments that went live on targets in the actor's environments, with their
+ * targets, run totals and approvals joined: `query` selects from deployments.
+ */
+function wentLive<Q extends PgSelect>(query: Q, actor: Actor, where: SQL | undefined) {
+  return (
+    query
+      .innerJoin(targets, eq(targets.id, deployments.targetId))
+      // Its runs summed as they are recorded, not per read: the sum over detection_runs grows with every run.
+      .leftJoin(detectionRunTotals, eq(detectionRunTotals.deploymentId, deployments.id))
+      // A change's approval and deployments share its workflow id (an equality the planner can hash-join on); the
+      // approval's deployment_ids names each of them.
+      .leftJoin(
+        approvals,
+        and(
+          eq(approvals.tenantId, deployments.tenantId),
+          eq(approvals.workflowId, deployments.workflowId),
+          sql`${approvals.deploymentIds} @> jsonb_build_array(${deployments.id}::text)`,
+        ),
+      )
+      .where(and(eq(deployments.tenantId, actor.tenantId), isNotNull(deployments.activatedAt), inActorEnvironments(actor, targets.environment), where))
+  );
+}
+
 /** The deployments that went live, with their projection (from their approval's impact, for their target) and what detection observed. */
 async function forecastRows(db: Db, actor: Actor, where: SQL | undefined): Promise<Row[]> {
-  // The projection of the deployment's own target, extracted in the database: the impact also holds diffs, which stay there.
-  const targetImpact = sql`(select x from jsonb_array_elements(${approvals.impact}->'targets') x where x->>'target' = ${targets.name} limit 1)`;
-  const rows = await db
-    .select({
-      id: deployments.id,
-      ruleId: deployments.ruleId,
-      version: deployments.version,
-      status: deployments.status,
-      activatedAt: deployments.activatedAt,
-      endedAt: deployments.endedAt,
-      target: targets.name,
-      environment: targets.environment,
-      approvalId: approvals.id,
-      computedAt: sql<string | null>`coalesce(${deployments.projection}->>'computed_at', ${approvals.impact}->>'computed_at')`,
-      projected: sql<Row['projected']>`(select case when p.x is null then null else jsonb_build_object(
+  const rows = await wentLive(
+    db
+      .select({
+        id: deployments.id,
+        ruleId: deployments.ruleId,
+        version: deployments.version,
+        status: deployments.status,
+        activatedAt: deployments.activatedAt,
+        endedAt: deployments.endedAt,
+        target: targets.name,
+        environment: targets.environment,
+        approvalId: approvals.id,
+        computedAt: sql<string | null>`coalesce(${deployments.projection}->>'computed_at', ${approvals.impact}->>'computed_at')`,
+        projected: sql<Row['projected']>`(select case when p.x is null then null else jsonb_build_object(
           'estimate', p.x->'alerts_per_day'->'estimate',
           'published', p.x->'projected_alerts_per_day',
           'ci95', p.x->'alerts_per_day'->'ci95',
           'low_confidence', p.x->'low_confidence',
-          'reasons', p.x->'low_confidence_reasons') end from (select coalesce(${deployments.projection}, ${targetImpact}) as x) p)`,
-      runs: sql<number>`coalesce(${detectionRunTotals.runs}, 0)`,
-      alerts: sql<number>`coalesce(${detectionRunTotals.alertsRaised} + ${detectionRunTotals.alertsSuppressed} + ${detectionRunTotals.shadowMatches}, 0)`,
-    })
-    .from(deployments)
-    .innerJoin(targets, eq(targets.id, deployments.targetId))
-    // Its runs summed as they are recorded, not per read: the sum over detection_runs grows with every run.
-    .leftJoin(detectionRunTotals, eq(detectionRunTotals.deploymentId, deployments.id))
-    // A change's approval and deployments share its workflow id (an equality the planner can hash-join on); the
-    // approval's deployment_ids names each of them.
-    .leftJoin(
-      approvals,
-      and(
-        eq(approvals.tenantId, deployments.tenantId),
-        eq(approvals.workflowId, deployments.workflowId),
-        sql`${approvals.deploymentIds} @> jsonb_build_array(${deployments.id}::text)`,
-      ),
-    )
-    .where(and(eq(deployments.tenantId, actor.tenantId), isNotNull(deployments.activatedAt), inActorEnvironments(actor, targets.environment), where))
-    .orderBy(desc(deployments.activatedAt), deployments.id);
+          'reasons', p.x->'low_confidence_reasons') end from (select ${projectionOf} as x) p)`,
+        runs: sql<number>`coalesce(${detectionRunTotals.runs}, 0)`,
+        alerts: observedAlerts,
+      })
+      .from(deployments)
+      .$dynamic(),
+    actor,
+    where,
+  ).orderBy(desc(deployments.activatedAt), deployments.id);
   return rows.map((r) => ({ ...r, activatedAt: r.activatedAt!, runs: Number(r.runs), alerts: Number(r.alerts) }));
+}
+
+/** Seconds from going live to ending (null while live). */
+const secondsLive = sql`extract(epoch from (${deployments.endedAt} - ${deployments.activatedAt}))`;
+
+/**
+ * How many deployments that ended after less than `minObservedSeconds` live fall in each of the
+ * distribution's exclusions, counted in the database: such a deployment can never be compared, and a
+ * tenant that deploys often has many (each superseded within minutes), so their rows are not read.
+ * The classification is compareForecast's, in its order: no projected rate, then no run or no time
+ * live, then too short; forecast-accuracy.test.ts holds the two to the same answers.
+ */
+async function endedTooSoonCounts(db: Db, actor: Actor, where: SQL | undefined, minObservedSeconds: number): Promise<ForecastDistribution['excluded']> {
+  const rate = (path: string) => sql.raw(`jsonb_typeof(p.x->${path}) = 'number'`);
+  const exclusion = sql<keyof ForecastDistribution['excluded']>`(select case
+      when p.x is null or not (${rate(`'alerts_per_day'->'estimate'`)} or ${rate(`'projected_alerts_per_day'`)}) then 'no_projection'
+      when coalesce(${detectionRunTotals.runs}, 0) = 0 or ${deployments.endedAt} <= ${deployments.activatedAt} then 'no_observation'
+      else 'short_observation' end from (select ${projectionOf} as x) p)`;
+  const rows = await wentLive(
+    db
+      .select({ exclusion, n: sql<number>`count(*)::int` })
+      .from(deployments)
+      .$dynamic(),
+    actor,
+    and(where, isNotNull(deployments.endedAt), sql`${secondsLive} < ${minObservedSeconds}`),
+  ).groupBy(sql`1`);
+  const counts = { no_projection: 0, no_observation: 0, short_observation: 0 };
+  for (const r of rows) counts[r.exclusion] += Number(r.n);
+  return counts;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -246,20 +294,25 @@ function compareForecast(row: Row, now: Date): DeploymentForecast {
 }
 
 /**
- * (a) Every deployment of the rule that went live (on `target` when given), the latest first, with
+ * (a) Every deployment of the rule that went live (on `target` when given; of `deploymentIds` when given), the latest first, with
  * its forecast against what it observed. Only the actor's tenant, only targets in its environments;
  * an unknown rule or target has none (the endpoint decides whether that is a 404).
  */
 export async function deploymentForecasts(
   deps: Pick<DomainDeps, 'database' | 'now'>,
   actor: Actor,
-  input: { ruleId: string; target?: string | undefined },
+  input: { ruleId: string; target?: string | undefined; /** Only these (none when empty). */ deploymentIds?: readonly string[] },
 ): Promise<DeploymentForecast[]> {
   const now = (deps.now ?? (() => new Date()))();
+  if (input.deploymentIds?.length === 0) return [];
   const rows = await forecastRows(
     deps.database.db,
     actor,
-    and(eq(deployments.ruleId, input.ruleId.toLowerCase()), input.target !== undefined ? eq(targets.name, input.target) : undefined),
+    and(
+      eq(deployments.ruleId, input.ruleId.toLowerCase()),
+      input.target !== undefined ? eq(targets.name, input.target) : undefined,
+      input.deploymentIds !== undefined ? inArray(deployments.id, [...input.deploymentIds]) : undefined,
+    ),
   );
   return rows.map((r) => compareForecast(r, now));
 }
@@ -274,8 +327,15 @@ export function quantile(sorted: readonly number[], q: number): number | null {
 }
 
 /** The distribution of forecasts (see ForecastDistribution) over deployments already compared. */
-export function summarizeForecasts(forecasts: readonly DeploymentForecast[], window: { from: Date; to: Date }, minObservedDays = MIN_OBSERVED_DAYS): ForecastDistribution {
-  const excluded = { no_projection: 0, no_observation: 0, short_observation: 0 };
+export function summarizeForecasts(
+  forecasts: readonly DeploymentForecast[],
+  window: { from: Date; to: Date },
+  minObservedDays = MIN_OBSERVED_DAYS,
+  /** Deployments of the window already classified as excluded, without their forecasts. */
+  alsoExcluded: ForecastDistribution['excluded'] = { no_projection: 0, no_observation: 0, short_observation: 0 },
+): ForecastDistribution {
+  const excluded = { ...alsoExcluded };
+  const alsoExcludedCount = alsoExcluded.no_projection + alsoExcluded.no_observation + alsoExcluded.short_observation;
   const compared: DeploymentForecast[] = [];
   for (const f of forecasts) {
     if (!f.projection) excluded.no_projection++;
@@ -305,7 +365,7 @@ export function summarizeForecasts(forecasts: readonly DeploymentForecast[], win
     { label: 'projected 0, observed 0', from: null, to: null, count: compared.filter((f) => f.projection!.alerts_per_day === 0 && f.observation!.alerts === 0).length },
   ];
   const reasons: string[] = [];
-  if (forecasts.length === 0) reasons.push('no deployment was live in the window');
+  if (forecasts.length + alsoExcludedCount === 0) reasons.push('no deployment was live in the window');
   else if (compared.length === 0)
     reasons.push(
       `no deployment has both a projection and ${minObservedDays > 0 ? `at least ${minObservedDays} day(s) of observation` : 'an observation'} (${excluded.no_projection} without projection, ${excluded.no_observation} without observation, ${excluded.short_observation} observed too briefly)`,
@@ -318,7 +378,7 @@ export function summarizeForecasts(forecasts: readonly DeploymentForecast[], win
   return {
     window: { from: window.from.toISOString(), to: window.to.toISOString() },
     min_observed_days: minObservedDays,
-    deployments: forecasts.length,
+    deployments: forecasts.length + alsoExcludedCount,
     compared: compared.length,
     excluded,
     abs_log_error: { count: absLog.length, median: r4(quantile(absLog, 0.5)), p90: r4(quantile(absLog, 0.9)) },
@@ -334,7 +394,7 @@ export function summarizeForecasts(forecasts: readonly DeploymentForecast[], win
  * [from, to) (activated before `to`, not ended before `from`), on targets in the actor's
  * environments. Each is observed over its whole time live. Deployments live less than
  * `minObservedDays` (default MIN_OBSERVED_DAYS) are counted in `excluded.short_observation`, not
- * in the figures.
+ * in the figures; those that ended that soon are only counted (endedTooSoonCounts).
  */
 export async function forecastAccuracyDistribution(
   deps: Pick<DomainDeps, 'database' | 'now'>,
@@ -342,10 +402,17 @@ export async function forecastAccuracyDistribution(
   input: { from: Date; to: Date; minObservedDays?: number },
 ): Promise<ForecastDistribution> {
   const now = (deps.now ?? (() => new Date()))();
-  const rows = await forecastRows(deps.database.db, actor, and(lt(deployments.activatedAt, input.to), or(isNull(deployments.endedAt), gte(deployments.endedAt, input.from))));
+  const minObservedDays = input.minObservedDays ?? MIN_OBSERVED_DAYS;
+  const minObservedSeconds = minObservedDays * DAY_SECONDS;
+  const liveInWindow = and(lt(deployments.activatedAt, input.to), or(isNull(deployments.endedAt), gte(deployments.endedAt, input.from)));
+  const [rows, endedTooSoon] = await Promise.all([
+    forecastRows(deps.database.db, actor, and(liveInWindow, or(isNull(deployments.endedAt), sql`${secondsLive} >= ${minObservedSeconds}`))),
+    endedTooSoonCounts(deps.database.db, actor, liveInWindow, minObservedSeconds),
+  ]);
   return summarizeForecasts(
     rows.map((r) => compareForecast(r, now)),
     input,
-    input.minObservedDays ?? MIN_OBSERVED_DAYS,
+    minObservedDays,
+    endedTooSoon,
   );
 }

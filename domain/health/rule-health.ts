@@ -1,5 +1,5 @@
 import type { FieldPresenceMemo } from './field-presence-memo';
-import { and, desc, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { deploymentForecasts, type DeploymentForecast } from './forecast-accuracy';
 import { alerts, deployments, detectionRuns, ruleVersions, rules, targets } from '../../db/schema';
@@ -196,7 +196,11 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
   const window = { from: new Date(now.getTime() - q.windowMs), to: now };
   const previousWindow = { from: new Date(now.getTime() - 2 * q.windowMs), to: window.from };
 
-  // The targets in scope, and every deployment of the rule on them.
+  // The targets in scope, and the deployments of the rule on them that can hold a run or an alert of
+  // either window: live or in progress (not ended), or ended since the day before the previous window
+  // began (a run in flight when its deployment ended records a little after). A rule redeployed often
+  // has a long tail of older ones, none of which a figure here reads.
+  const endedBound = new Date(previousWindow.from.getTime() - DAY_MS);
   const scopedTargets = await db
     .select({ id: targets.id, name: targets.name, kind: targets.kind })
     .from(targets)
@@ -208,7 +212,14 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
           .select({ d: deployments, target: targets.name, targetKind: targets.kind, targetConnection: targets.connection })
           .from(deployments)
           .innerJoin(targets, eq(targets.id, deployments.targetId))
-          .where(and(eq(deployments.tenantId, actor.tenantId), eq(deployments.ruleId, ruleId), inArray(deployments.targetId, targetIds)))
+          .where(
+            and(
+              eq(deployments.tenantId, actor.tenantId),
+              eq(deployments.ruleId, ruleId),
+              inArray(deployments.targetId, targetIds),
+              or(isNull(deployments.endedAt), gte(deployments.endedAt, endedBound)),
+            ),
+          )
           .orderBy(deployments.createdAt)
       ).map(({ d, target, targetKind, targetConnection }) => ({
         id: d.id,
@@ -254,15 +265,15 @@ export async function ruleHealth(deps: DomainDeps, actor: Actor, q: RuleHealthQu
     q.windowMs / DAY_MS,
   );
 
-  const [dataQuality, everyForecast, openDrift, siem] = await Promise.all([
+  const forecastIds = [...new Set([...inWindow, ...live].map((d) => d.id))];
+  const [dataQuality, forecasts, openDrift, siem] = await Promise.all([
     dataQualityOf({ db, siem: deps.siem }, actor.tenantId, ruleId, live, thresholds, now),
-    deploymentForecasts(deps, actor, { ruleId, target: q.target }),
+    deploymentForecasts(deps, actor, { ruleId, target: q.target, deploymentIds: forecastIds }),
     openDriftOf(db, { tenantId: actor.tenantId, ruleId, targetIds }),
     siemStatistics(deps.siem, actor.tenantId, ruleId, live, window),
   ]);
   const targetNames = new Map(scopedTargets.map((t) => [t.id, t.name]));
   const drift = openDrift.map((r) => ({ ...driftView(r), target: targetNames.get(r.targetId) ?? r.targetId }));
-  const forecasts = everyForecast.filter((f) => inWindow.some((d) => d.id === f.deployment_id) || live.some((d) => d.id === f.deployment_id));
 
   const reasons: string[] = [];
   let status: HealthStatus;

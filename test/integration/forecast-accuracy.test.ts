@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { alerts, approvals, deployments, detectionRuns } from '../../db/schema';
-import { deploymentForecasts, forecastAccuracyDistribution } from '../../domain/health/forecast-accuracy';
+import { deploymentForecasts, forecastAccuracyDistribution, summarizeForecasts } from '../../domain/health/forecast-accuracy';
 import { poissonInterval } from '../../lib/poisson-interval';
 import { createCiKey, createReviewerKey, createTenant, detectEverySecond, imageRule, startTestService, type TestService, until, readerActor } from '../support/harness';
 
@@ -205,6 +206,59 @@ describe('forecast accuracy (domain/health/forecast-accuracy.ts)', () => {
     // A window that ends before either went live has none.
     const before = await forecastAccuracyDistribution(deps, readerActor('default'), { from: new Date(h.d.activatedAt!.getTime() - 3 * DAY_S * 1000), to: h.d.createdAt });
     expect(before.deployments).toBe(0);
+  });
+
+  it('counts deployments that ended too soon to compare without reading them, classified as each forecast is', async () => {
+    const read = async (id: string) => (await svc.database.db.select().from(deployments).where(eq(deployments.id, id)))[0]!;
+    const projected = await read(deploymentId);
+    const unprojected = await read(unprojectedId);
+    // A deployment superseded a minute after going live, before any run (a copy of the unprojected one: runs there never reach it).
+    const neverRan = { ...unprojected, id: randomUUID(), workflowId: `forecast-never-ran-${randomUUID()}`, status: 'superseded' as const };
+    const endAfter = (d: typeof projected, seconds: number) =>
+      svc.database.db
+        .update(deployments)
+        .set({ endedAt: new Date(d.activatedAt!.getTime() + seconds * 1000) })
+        .where(eq(deployments.id, d.id));
+    // Each case ends the deployments within a day of going live; what compareForecast says of each one read in full is the oracle.
+    const cases: Array<{ name: string; arrange: () => Promise<unknown>; expected: { no_projection: number; no_observation: number; short_observation: number } }> = [
+      {
+        name: 'both observed an hour',
+        arrange: () => Promise.all([endAfter(projected, 3600), endAfter(unprojected, 3600)]),
+        expected: { no_projection: 0, no_observation: 0, short_observation: 2 },
+      },
+      {
+        name: 'one live no time, one with no projection',
+        arrange: () => Promise.all([endAfter(projected, 0), svc.database.db.update(deployments).set({ projection: null }).where(eq(deployments.id, unprojectedId))]),
+        expected: { no_projection: 1, no_observation: 1, short_observation: 0 },
+      },
+      {
+        name: 'and one with no run',
+        arrange: async () => {
+          await svc.database.db.update(deployments).set({ projection: unprojected.projection }).where(eq(deployments.id, unprojectedId));
+          await svc.database.db.insert(deployments).values({ ...neverRan, endedAt: new Date(unprojected.activatedAt!.getTime() + 60_000) });
+        },
+        expected: { no_projection: 0, no_observation: 2, short_observation: 1 },
+      },
+    ];
+    try {
+      for (const c of cases) {
+        await c.arrange();
+        const now = new Date();
+        const window = { from: new Date(now.getTime() - DAY_S * 1000), to: new Date(now.getTime() + DAY_S * 1000) };
+        const distribution = await forecastAccuracyDistribution({ database: svc.database, now: () => now }, readerActor('default'), window);
+        const readInFull = (
+          await Promise.all(
+            [PROJECTED_RULE, UNPROJECTED_RULE].map((ruleId) => deploymentForecasts({ database: svc.database, now: () => now }, readerActor('default'), { ruleId })),
+          )
+        ).flat();
+        const oracle = summarizeForecasts(readInFull, window);
+        expect({ case: c.name, excluded: oracle.excluded }).toEqual({ case: c.name, excluded: c.expected });
+        expect({ case: c.name, ...distribution }).toEqual({ case: c.name, ...oracle });
+      }
+    } finally {
+      await svc.database.db.delete(deployments).where(eq(deployments.id, neverRan.id));
+      for (const d of [projected, unprojected]) await svc.database.db.update(deployments).set({ endedAt: null, projection: d.projection }).where(eq(deployments.id, d.id));
+    }
   });
 
   it('an impact summary recorded before projections carried an interval compares its rate, and has no interval to check', async () => {
