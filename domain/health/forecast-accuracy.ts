@@ -183,6 +183,9 @@ async function forecastRows(db: Db, actor: Actor, where: SQL | undefined): Promi
   return rows.map((r) => ({ ...r, activatedAt: r.activatedAt!, runs: Number(r.runs), alerts: Number(r.alerts) }));
 }
 
+/** No deployment in any exclusion: what the counts start from. */
+const NO_EXCLUSIONS: Readonly<ForecastDistribution['excluded']> = { no_projection: 0, no_observation: 0, short_observation: 0 };
+
 /** Seconds from going live to ending (null while live). */
 const secondsLive = sql`extract(epoch from (${deployments.endedAt} - ${deployments.activatedAt}))`;
 
@@ -207,7 +210,7 @@ async function endedTooSoonCounts(db: Db, actor: Actor, where: SQL | undefined, 
     actor,
     and(where, isNotNull(deployments.endedAt), sql`${secondsLive} < ${minObservedSeconds}`),
   ).groupBy(sql`1`);
-  const counts = { no_projection: 0, no_observation: 0, short_observation: 0 };
+  const counts = { ...NO_EXCLUSIONS };
   for (const r of rows) counts[r.exclusion] += Number(r.n);
   return counts;
 }
@@ -332,10 +335,10 @@ export function summarizeForecasts(
   window: { from: Date; to: Date },
   minObservedDays = MIN_OBSERVED_DAYS,
   /** Deployments of the window already classified as excluded, without their forecasts. */
-  alsoExcluded: ForecastDistribution['excluded'] = { no_projection: 0, no_observation: 0, short_observation: 0 },
+  alsoExcluded: ForecastDistribution['excluded'] = NO_EXCLUSIONS,
 ): ForecastDistribution {
   const excluded = { ...alsoExcluded };
-  const alsoExcludedCount = alsoExcluded.no_projection + alsoExcluded.no_observation + alsoExcluded.short_observation;
+  const alsoExcludedCount = Object.values(alsoExcluded).reduce((a, b) => a + b, 0);
   const compared: DeploymentForecast[] = [];
   for (const f of forecasts) {
     if (!f.projection) excluded.no_projection++;
